@@ -1,0 +1,12 @@
+"""Inference Queueing Lab: the Streamlit entry point. It only routes."""
+import streamlit as st
+
+
+def run() -> None:
+    st.set_page_config(page_title="Inference Queueing Lab", page_icon=":material/speed:",
+                       layout="wide")
+    home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)
+    st.navigation({"Inference Queueing Lab": [home]}).run()
+
+
+run()
