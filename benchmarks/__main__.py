@@ -5,7 +5,7 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim"]
+ALL = ["exact", "sim", "pages"]
 
 
 def main(argv: list[str]) -> int:

@@ -43,6 +43,7 @@ _SERIES_REACH = 0.05       # use the series once u <= this * (1 - rho) / (1 + c)
 _NEGLIGIBLE = 1e-17        # stop once Pr(A = 0) is below this fraction of λτ0
 _MAX_ITER = 20_000         # beyond this, close the tail with the parabolic flow
 _TAIL_TOL = 1e-15          # truncation mass of the finite-b_max chain
+_MAX_BAND_ENTRIES = 30_000_000   # memory cap of the banded system (~240 MB)
 
 
 def _tail_series(rho: np.ndarray, c: np.ndarray, order: int = _SERIES_ORDER):
@@ -167,6 +168,8 @@ class LimitedSolution:
     utilization: float           # 1 − π0, fraction of time the server is busy
     batch_size_pmf: np.ndarray
     n_states: int                # truncation level used
+    tail_mass: float             # geometric estimate of the probability cut off (≤ 1e-15
+                                 # except within ~1e-5 of capacity, where memory caps it)
 
 
 def _tail_ratio(s_b: float, b: int) -> float:
@@ -175,30 +178,20 @@ def _tail_ratio(s_b: float, b: int) -> float:
     return float((-lambertw(-c * np.exp(-c), -1) / c).real)
 
 
-def limited_solution(lam: float, tau: np.ndarray) -> LimitedSolution:
-    """Exact solution for b_max = len(tau) and batch times tau[m-1] (m = 1..b_max).
+def _departure_chain(lam: float, s: np.ndarray, n_states: int) -> np.ndarray:
+    """Stationary law of the jobs left at departures, truncated to ``n_states``.
 
-    Requires a stable load, λ·tau[-1] < b_max.  The chain of jobs left waiting at
-    departures is truncated where its geometric tail is below 1e-15.
+    Unknowns q_1..q_{N-1} with q_0 = 1; equation j: Σ_i q_i P_ij − q_j = 0, where
+    P_ij = Poisson(j − base_i; s[B_i]) is nonzero for i − b ≤ j ≤ i + reach; the
+    banded system is solved directly and normalised.
     """
-    tau = np.asarray(tau, dtype=float)
-    b = tau.size
-    if lam == 0.0:
-        pmf = np.zeros(b)
-        pmf[0] = 1.0
-        return LimitedSolution(tau[0], tau[0], 1.0, 0.0, pmf, 1)
-    s = lam * tau
-    s_b = s[-1]
-    z0 = _tail_ratio(s_b, b)
-    n_states = int(b + np.ceil(np.log(1.0 / _TAIL_TOL) / np.log(z0)) + 8)
-    reach = int(np.ceil(s.max() + 10.0 * np.sqrt(s.max()) + 25.0))
+    b = s.size
     n = np.arange(n_states)
     batch = np.minimum(np.maximum(n, 1), b)
     mean = s[batch - 1]
     base = np.where(n == 0, 0, n - batch)       # jobs left before the arrivals
-    # Unknowns q_1..q_{N-1} with q_0 = 1; equation j: Σ_i q_i P_ij − q_j = 0.
-    # P_ij = Poisson(j − base_i; mean_i) is nonzero for i − b ≤ j ≤ i + reach.
-    upper, lower = b, reach
+    reach = int(np.ceil(mean.max() + 10.0 * np.sqrt(mean.max()) + 25.0))
+    upper, lower = min(b, n_states - 1), min(reach, n_states - 1)
     d = np.arange(-upper, lower + 1)[:, None]        # j − i, one band row each
     i = n[None, 1:]
     j = i + d
@@ -214,7 +207,37 @@ def limited_solution(lam: float, tau: np.ndarray) -> LimitedSolution:
     q = np.empty(n_states)
     q[0] = 1.0
     q[1:] = solve_banded((lower, upper), band, rhs)
-    q /= q.sum()
+    return q / q.sum()
+
+
+def limited_solution(lam: float, tau: np.ndarray) -> LimitedSolution:
+    """Exact solution for b_max = len(tau) and batch times tau[m-1] (m = 1..b_max).
+
+    Requires a stable load, λ·tau[-1] < b_max.  The chain of jobs left waiting at
+    departures is truncated adaptively: the truncation doubles until the top
+    quarter of the states holds less than 1e-15, never beyond the level where
+    the chain's geometric tail (ratio 1/z0) is below 1e-15.
+    """
+    tau = np.asarray(tau, dtype=float)
+    b = tau.size
+    if lam == 0.0:
+        pmf = np.zeros(b)
+        pmf[0] = 1.0
+        return LimitedSolution(tau[0], tau[0], 1.0, 0.0, pmf, 1, 0.0)
+    s = lam * tau
+    z0 = _tail_ratio(s[-1], b)
+    reach = int(np.ceil(s.max() + 10.0 * np.sqrt(s.max()) + 25.0))
+    wanted = b + np.log(1.0 / _TAIL_TOL) / max(np.log(z0), 1e-300) + 8
+    cap = int(min(wanted, max(4 * b + 16, _MAX_BAND_ENTRIES // (b + reach + 1))))
+    n_states = int(min(cap, max(64, 4 * np.ceil(s[0]) + 32)))
+    while True:
+        q = _departure_chain(lam, s, n_states)
+        tail_mass = float(q[-max(n_states // 4, 1):].sum())
+        if tail_mass < _TAIL_TOL or n_states >= cap:
+            break
+        n_states = min(2 * n_states, cap)
+    n = np.arange(n_states)
+    batch = np.minimum(np.maximum(n, 1), b)
     tau_n = tau[batch - 1]
     present = np.maximum(n, 1)
     # Renewal reward over departure cycles: from N = n the cycle is an idle time
@@ -231,4 +254,5 @@ def limited_solution(lam: float, tau: np.ndarray) -> LimitedSolution:
         utilization=(q @ tau_n) / cycle,
         batch_size_pmf=pmf,
         n_states=n_states,
+        tail_mass=tail_mass,
     )

@@ -106,8 +106,11 @@ class Stationary:
 
     @property
     def mean_wait(self) -> np.ndarray:
-        """Mean time a job waits before its batch starts (Remark 1)."""
-        return self.mean_latency - self.mean_processing
+        """Mean time a job waits before its batch starts (Remark 1); inf when unstable."""
+        latency = np.asarray(self.mean_latency)
+        with np.errstate(invalid="ignore"):
+            wait = latency - self.mean_processing
+        return np.where(np.isinf(latency), np.inf, wait)[()]
 
 
 def stationary(lam, alpha, tau0, b_max=None) -> Stationary:

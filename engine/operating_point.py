@@ -1,0 +1,176 @@
+"""Answers at an operating point of a batching GPU server.
+
+The questions users ask of the dynamic-batching model: the largest load that
+meets a latency SLA (on the mean, exactly; on p99, by simulation), what a request
+costs in energy and money there, and which Triton max-queue-delay minimises p99.
+Times in ms and rates per ms, as with the presets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.optimize import brentq
+
+from . import batching, sim
+from .params import ALPHA, TAU0, Domain, check_b_max
+
+TARGET = Domain("target_ms", "ms", low=0.0, low_open=True, typical=(1.0, 200.0),
+                description="latency SLA")
+PRICE = Domain("price", "$", low=0.0, typical=(0.0, 10.0), description="a price")
+
+
+def max_rate_for_mean_latency(target_ms, alpha, tau0, b_max=None) -> float:
+    """Largest λ (per ms) with exact E[W] ≤ target: root of E[W](λ) = target.
+
+    E[W] increases in λ (tested), from α + τ0 at λ = 0 to ∞ at capacity; 0 if
+    even a lone job misses the target (α + τ0 > target).
+    """
+    target = float(TARGET.check(target_ms))
+    alpha, tau0 = float(ALPHA.check(alpha)), float(TAU0.check(tau0))
+    b = check_b_max(b_max)
+    b_max = None if np.isinf(b) else int(b)
+    if batching.mean_latency(0.0, alpha, tau0, b_max) > target:
+        return 0.0
+    cap = float(batching.capacity(alpha, tau0, b_max))
+
+    def gap(x):
+        return float(batching.mean_latency(x, alpha, tau0, b_max)) - target
+
+    # Bracket by approaching capacity geometrically (1 − 2^-k): E[W] blows up there.
+    lo, hi = 0.0, None
+    for k in range(1, 21):
+        x = cap * (1.0 - 2.0 ** -k)
+        if gap(x) > 0:
+            hi = x
+            break
+        lo = x
+    if hi is None:              # meets the target within 1e-6 of capacity
+        return lo
+    return brentq(gap, lo, hi, xtol=1e-12 * cap, rtol=1e-10)
+
+
+@dataclass(frozen=True)
+class RateSweep:
+    """Simulated statistics over a grid of arrival rates (per ms)."""
+
+    lam: np.ndarray
+    mean_latency: np.ndarray
+    ci95: np.ndarray
+    p50: np.ndarray
+    p95: np.ndarray
+    p99: np.ndarray
+    mean_batch_size: np.ndarray
+    ci_reliable: np.ndarray
+
+
+def rate_seed(seed, i: int) -> np.random.SeedSequence:
+    """The independent stream of grid point ``i`` of a sweep started from ``seed``."""
+    return np.random.SeedSequence(seed, spawn_key=(i,))
+
+
+def simulate_rate(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=None, **policy):
+    """One point of a sweep: the simulation summary, or None when λ is unstable."""
+    if not 0.0 < lam < float(batching.capacity(alpha, tau0, b_max)):
+        return None
+    return sim.simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed, **policy)
+
+
+def sweep_from_results(lam, results) -> RateSweep:
+    """Collect per-point simulation summaries (None = unstable) into a ``RateSweep``."""
+    lam = np.asarray(lam, dtype=float)
+    fields = ("mean_latency", "ci95", "p50", "p95", "p99", "mean_batch_size")
+    cols = {k: np.array([np.inf if r is None else getattr(r, k) for r in results]) for k in fields}
+    reliable = np.array([r is not None and r.ci_reliable for r in results])
+    return RateSweep(lam=lam, ci_reliable=reliable, **cols)
+
+
+def simulate_rates(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=0,
+                   progress: Callable[[float], None] | None = None, **policy) -> RateSweep:
+    """Simulate each rate in ``lam`` (point i uses the stream ``rate_seed(seed, i)``).
+
+    ``policy``: ``max_queue_delay``/``preferred_batch_size`` as in
+    ``engine.sim.simulate_batching``.  ``progress(fraction)`` is called after
+    each point.  Unstable rates give ``inf`` statistics without simulating.
+    """
+    lam = np.atleast_1d(np.asarray(lam, dtype=float))
+    results = []
+    for i, x in enumerate(lam):
+        results.append(simulate_rate(float(x), alpha, tau0, b_max, n_jobs, rate_seed(seed, i),
+                                     **policy))
+        if progress is not None:
+            progress((i + 1) / lam.size)
+    return sweep_from_results(lam, results)
+
+
+def max_rate_for_p99(target_ms, sweep: RateSweep) -> float:
+    """Largest simulated rate whose p99 ≤ target, interpolated linearly between the
+    last passing and first failing grid point (p99 is an estimate: see its sweep)."""
+    target = float(TARGET.check(target_ms))
+    ok = sweep.p99 <= target
+    if not ok[0]:
+        return 0.0
+    fail = np.flatnonzero(~ok)
+    if fail.size == 0:
+        return float(sweep.lam[-1])
+    j = fail[0]
+    x0, x1, y0, y1 = sweep.lam[j - 1], sweep.lam[j], sweep.p99[j - 1], sweep.p99[j]
+    if not np.isfinite(y1):
+        return float(x0)
+    return float(x0 + (target - y0) * (x1 - x0) / (y1 - y0))
+
+
+@dataclass(frozen=True)
+class DelaySweep:
+    """Triton batcher: simulated latency over a grid of max queue delays (ms)."""
+
+    delay_ms: np.ndarray
+    mean_latency: np.ndarray
+    p99: np.ndarray
+    mean_batch_size: np.ndarray
+    best_delay_ms: float          # the delay with the smallest p99
+    greedy_p99: float             # the paper's greedy policy (delay 0)
+
+
+def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
+                      n_jobs=200_000, seed=0,
+                      progress: Callable[[float], None] | None = None) -> DelaySweep:
+    """p99 and mean latency of the Triton-style batcher for each max queue delay.
+
+    All delays replay the same arrivals (one seed), so differences are due to the
+    policy, not to sampling noise.
+    """
+    delays = np.atleast_1d(np.asarray(delays_ms, dtype=float))
+    out = np.empty((3, delays.size))
+    for i, d in enumerate(delays):
+        r = sim.simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
+                                  max_queue_delay=d, preferred_batch_size=preferred_batch_size)
+        out[:, i] = r.mean_latency, r.p99, r.mean_batch_size
+        if progress is not None:
+            progress((i + 1) / delays.size)
+    greedy = out[1, 0] if delays[0] == 0 else sim.simulate_batching(
+        lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed).p99
+    return DelaySweep(delays, out[0], out[1], out[2], float(delays[np.argmin(out[1])]),
+                      float(greedy))
+
+
+def merge_delay_sweeps(parts) -> DelaySweep:
+    """Join single-delay sweeps (same load and seed) into one, best delay recomputed."""
+    delay = np.concatenate([p.delay_ms for p in parts])
+    p99 = np.concatenate([p.p99 for p in parts])
+    return DelaySweep(delay, np.concatenate([p.mean_latency for p in parts]), p99,
+                      np.concatenate([p.mean_batch_size for p in parts]),
+                      float(delay[np.argmin(p99)]), parts[0].greedy_p99)
+
+
+def cost_per_million(lam_per_ms, joules_per_request, gpu_usd_per_hour=0.0,
+                     usd_per_kwh=0.0):
+    """$ per million requests: the GPU's hourly price spread over the requests it
+    serves at this load, plus the electricity of each request (J → kWh)."""
+    lam = np.asarray(lam_per_ms, dtype=float)
+    gpu = float(PRICE.check(gpu_usd_per_hour, "gpu_usd_per_hour"))
+    power = float(PRICE.check(usd_per_kwh, "usd_per_kwh"))
+    with np.errstate(divide="ignore"):
+        per_request = gpu / 3600.0 / (lam * 1000.0) + np.asarray(joules_per_request) / 3.6e6 * power
+    return (per_request * 1e6)[()]

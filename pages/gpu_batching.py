@@ -1,0 +1,250 @@
+"""GPU dynamic batching (Inoue 2021): latency, utilisation and energy vs load."""
+import numpy as np
+import streamlit as st
+
+from engine import batching
+from engine.operating_point import cost_per_million, max_rate_for_p99
+from ui import batching_data as data
+from ui import compare, share
+from ui import figures_batching as figs
+from ui.export import figure_csv, figure_html, report_html
+from ui.plotting import chart_config
+from ui.profile_input import profile_input
+
+PAGE = "gpu"
+FIELDS = [
+    share.Field("preset", "v100_resnet50_mixed", str),
+    share.Field("load_mode", "rho", str, choices=("rho", "rate")),
+    share.Field("rho", 0.5, float, 0.01, 0.99),
+    share.Field("rate_per_s", 3000.0, float, 1.0, 1e7),
+    share.Field("cap_batch", False, bool),
+    share.Field("b_max", 64, int, 1, 1024),
+    share.Field("sla_ms", 10.0, float, 0.01, 1e5),
+    share.Field("gpu_usd_h", 2.5, float, 0.0, 1e3),
+    share.Field("usd_kwh", 0.15, float, 0.0, 100.0),
+    share.Field("simulate", False, bool),
+    share.Field("preferred", 32, int, 1, 4096),
+    share.Field("view", "Latency", str, choices=(
+        "Latency", "Utilisation & energy", "Batch-size limit", "Tail latency & Triton",
+        "Profile fit", "Formulas")),
+    share.Field("img", "png", str, choices=("png", "svg")),
+]
+VIEWS = FIELDS[-2].choices
+FORMULAS = [
+    ("\\tau^{[b]} = \\alpha b + \\tau_0,\\quad \\mu^{[b]} = \\frac{b}{\\alpha b+\\tau_0}",
+     "batch time and throughput (eqs 25-26); stable iff ρ = λα < 1 (eq 27)"),
+    ("E[W] = \\frac{E[B^2]-E[B]}{2\\lambda E[B]} + E[\\hat H]", "exact mean latency (Lemma 2, eq 15)"),
+    ("E[B] = \\frac{\\lambda\\tau_0 + \\Pr(A=0)}{1-\\lambda\\alpha},\\quad "
+     "E[B^2] = \\frac{(1+2\\lambda^2\\alpha\\tau_0)E[B]+\\lambda^2\\tau_0^2}{1-\\lambda^2\\alpha^2}",
+     "batch-size moments (eqs 31-32); Pr(A=0) from the generating-function series (exact)"),
+    ("\\phi_0 = \\frac{\\alpha+\\tau_0}{2(1-\\lambda\\alpha)}\\Big(1+2\\lambda\\tau_0+"
+     "\\frac{1-\\lambda\\tau_0}{1+\\lambda\\alpha}\\Big)", "upper bound (eq 41), tight at light load"),
+    ("\\phi_1 = \\frac{3}{2}\\frac{\\tau_0}{1-\\lambda\\alpha}+\\frac{\\alpha}{2}"
+     "\\frac{\\lambda\\alpha+2}{1-\\lambda^2\\alpha^2}", "upper bound (eq 42), tight at heavy load"),
+    ("\\eta = \\frac{1}{\\beta + c_0/E[B]} \\ge \\frac{1}{\\beta + c_0/\\max(1, \\lambda\\tau_0/(1-\\lambda\\alpha))}",
+     "energy efficiency (eq 19) and its bound (eq 40), jobs per joule"),
+]
+ERRATA = [
+    "Eq 7 prints E[(A^[b])²] = λ²E[(H^[b])²]; a Poisson count has E[A²] = λE[H] + λ²E[H²] "
+    "(eq 34, which the proof uses, is right).",
+    "Theorem 2 compares φ0(λ, α, τ0) with φ1(λ, α, τ1): read τ0.",
+    "The paper calls π0 hard and takes 'exact' values from simulation; here they are exact "
+    "(generating function of the batch-size chain), checked against truncated chains and simulation.",
+]
+
+
+def sidebar():
+    with st.sidebar:
+        profile = profile_input("preset")
+        st.divider()
+        st.radio("Load given as", ("rho", "rate"), key="load_mode", horizontal=True,
+                 format_func={"rho": "ρ = λα", "rate": "requests/s"}.get)
+        if st.session_state["load_mode"] == "rho":
+            st.slider("Normalised load ρ = λα", 0.01, 0.99, key="rho", step=0.01)
+        else:
+            st.number_input("Arrival rate (requests/s)", 1.0, 1e7, key="rate_per_s", step=100.0)
+        st.toggle("Cap the batch size (b_max)", key="cap_batch")
+        if st.session_state["cap_batch"]:
+            st.number_input("b_max", 1, 1024, key="b_max", step=1)
+        st.number_input("Latency SLA (ms)", 0.01, 1e5, key="sla_ms", step=1.0)
+        with st.expander("Prices"):
+            st.number_input("GPU price ($/hour)", 0.0, 1e3, key="gpu_usd_h", step=0.1)
+            st.number_input("Electricity ($/kWh)", 0.0, 100.0, key="usd_kwh", step=0.01)
+        with st.expander("Simulation and Triton batcher"):
+            st.toggle("Show simulation points", key="simulate",
+                      help="Runs the discrete-event simulator (cached) at several loads.")
+            st.number_input("Preferred batch size", 1, 4096, key="preferred", step=1)
+        st.radio("Chart image format", ("png", "svg"), key="img", horizontal=True,
+                 help="What the camera icon of every chart downloads.")
+    return profile
+
+
+def chart(fig, name: str):
+    st.plotly_chart(fig, config=chart_config(st.session_state["img"], name), key=f"chart_{name}")
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
+                       key=f"csv_{name}", on_click="ignore", icon=":material/download:")
+    c2.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
+                       key=f"html_{name}", on_click="ignore", icon=":material/download:")
+
+
+def run():
+    share.restore(FIELDS)
+    st.title("GPU dynamic batching")
+    st.caption("Inoue (2021), *Queueing analysis of GPU-based inference servers with dynamic "
+               "batching*. Jobs arrive as a Poisson stream; when the GPU frees, all waiting jobs "
+               "(at most b_max) start as one batch of time αb + τ0.")
+    share.show_warnings()
+    profile = sidebar()
+    fit = data.profile_fit(profile.batch_size, profile.throughput_per_s, profile.power_w)
+    alpha, tau0 = fit.alpha_ms, fit.tau0_ms
+    b_max = int(st.session_state["b_max"]) if st.session_state["cap_batch"] else None
+    beta, c0 = fit.beta_j, fit.c0_j
+    cap = float(batching.capacity(alpha, tau0, b_max))          # per ms
+    if st.session_state["load_mode"] == "rho":
+        lam = st.session_state["rho"] / alpha
+    else:
+        lam = st.session_state["rate_per_s"] / 1000.0
+    rho_axis = st.session_state["load_mode"] == "rho"
+    to_x = (lambda l: np.asarray(l) * alpha) if rho_axis else (lambda l: np.asarray(l) * 1000.0)
+    x_title = "normalised load ρ = λα" if rho_axis else "arrival rate (requests/s)"
+    x_max = float(to_x(1.0 / alpha)) * 1.0
+    sla = float(st.session_state["sla_ms"])
+
+    c = data.curves(alpha, tau0, b_max, beta, c0)
+    here = data.point(lam, alpha, tau0, b_max)
+    stable = lam < cap
+    if not stable:
+        st.error(f"Unstable: {lam * 1000:,.0f} requests/s is at or beyond this server's capacity "
+                 f"of {cap * 1000:,.0f} requests/s (ρ limit {cap * alpha:.3f}). Latency grows "
+                 "without bound; lower the load or raise b_max.", icon=":material/warning:")
+
+    badge = data.validation(alpha, tau0, b_max)
+    st.caption(f":material/verified: Validation for this profile: φ is at most "
+               f"{100 * badge['phi_gap']:.1f}% above the exact E[W]; simulation agrees with the "
+               f"exact mean within {badge['max_z']:.1f} CI half-widths at 3 loads.")
+
+    # ---------------------------------------------------------------- operating point
+    eta = None if beta is None else float(1.0 / (beta + c0 / here.mean_batch_size))
+    j_per_req = None if eta is None else 1.0 / eta
+    lam_sla = data.max_rate_mean(sla, alpha, tau0, b_max)
+    st.subheader("Operating point")
+    m = st.columns(4)
+    m[0].metric("Mean latency E[W]", f"{here.mean_latency:.3g} ms" if stable else "∞ (unstable)")
+    m[1].metric("Mean batch size E[B]", f"{here.mean_batch_size:.3g}")
+    m[2].metric("Utilisation", f"{100 * here.utilization:.1f} %")
+    m[3].metric("Load", f"{lam * 1000:,.0f} req/s", f"ρ = {lam * alpha:.3f}", delta_color="off")
+    m = st.columns(4)
+    m[0].metric("Energy efficiency", "n/a (no power data)" if eta is None else f"{eta:.3g} jobs/J")
+    m[1].metric("Energy per request", "n/a" if j_per_req is None else f"{j_per_req:.3g} J")
+    usd = cost_per_million(lam, j_per_req or 0.0, st.session_state["gpu_usd_h"],
+                           st.session_state["usd_kwh"])
+    m[2].metric("$ per million requests", f"{usd:.3g}" if stable else "n/a")
+    m[3].metric("Largest load with E[W] ≤ SLA", f"{lam_sla * 1000:,.0f} req/s",
+                f"ρ = {lam_sla * alpha:.3f}", delta_color="off")
+    if lam_sla == 0.0:
+        st.warning(f"No load meets a mean latency of {sla:g} ms: a lone job already takes "
+                   f"α + τ0 = {alpha + tau0:.3g} ms.")
+    elif beta is not None:
+        e_sla = float(1.0 / batching.energy_efficiency(lam_sla, alpha, tau0, beta, c0, b_max))
+        st.caption(f"At that load each request costs {e_sla:.3g} J.")
+
+    scenario = {"label": f"{profile.name}, b_max={b_max or '∞'}",
+                "metrics": {"E[W] (ms)": float(here.mean_latency),
+                            "E[B]": float(here.mean_batch_size),
+                            "utilisation": float(here.utilization),
+                            "max req/s for SLA": lam_sla * 1000},
+                "curve": (c.lam, c.mean_latency)}
+    base = compare.controls(PAGE, scenario)
+    if base is not None:
+        st.caption(f"Baseline: {base['label']}")
+        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
+
+    # ---------------------------------------------------------------- views
+    view = st.segmented_control("View", VIEWS, key="view", required=True)
+    x = to_x(c.lam)
+    unstable_at = float(to_x(cap))
+    sim_points = None
+    sweep = None
+    if st.session_state["simulate"] and view in ("Latency", "Tail latency & Triton"):
+        bar = st.progress(0.0, "Simulating…")
+        sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, 200_000, bar)
+        bar.empty()
+        sim_points = (to_x(sweep.lam), sweep.mean_latency, sweep.ci95)
+    figures = []
+    if view == "Latency":
+        baseline_curve = None if base is None else (to_x(base["curve"][0]), base["curve"][1])
+        figures.append(("latency", figs.latency_figure(
+            x, c.mean_latency, c.phi0, c.phi1, c.phi, x_title=x_title, unstable_at=unstable_at,
+            x_max=x_max, sim=sim_points, baseline=baseline_curve, sla_ms=sla)))
+    elif view == "Utilisation & energy":
+        figures.append(("utilisation", figs.utilization_figure(
+            x, c.utilization, c.utilization_bound, x_title=x_title, unstable_at=unstable_at,
+            x_max=x_max)))
+        if c.energy_efficiency is not None:
+            figures.append(("energy_efficiency", figs.energy_efficiency_figure(
+                x, c.energy_efficiency, c.energy_efficiency_bound, x_title=x_title,
+                unstable_at=unstable_at, x_max=x_max)))
+            figures.append(("tradeoff", figs.tradeoff_figure(
+                c.mean_latency, c.energy_efficiency, c.phi, c.energy_efficiency_bound,
+                point=(here.mean_latency, eta) if stable else None)))
+        else:
+            st.info("Energy charts need board power in the profile.")
+    elif view == "Batch-size limit":
+        fam = data.family(alpha, tau0)
+        curves = [(f"b_max = {b}", to_x(l), w) for b, l, w in fam]
+        figures.append(("b_max_family", figs.bmax_family_figure(curves, x, c.phi, x_title=x_title)))
+    elif view == "Tail latency & Triton":
+        if sweep is None:
+            st.info("Turn on *Show simulation points* (sidebar) to simulate percentiles.")
+        else:
+            figures.append(("percentiles", figs.percentiles_figure(
+                to_x(sweep.lam), sweep.p50, sweep.p95, sweep.p99, sweep.ci_reliable, x,
+                c.mean_latency, x_title=x_title, unstable_at=unstable_at, x_max=x_max,
+                sla_ms=sla)))
+            lam_p99 = max_rate_for_p99(sla, sweep)
+            st.metric("Largest simulated load with p99 ≤ SLA", f"{lam_p99 * 1000:,.0f} req/s",
+                      f"ρ = {lam_p99 * alpha:.3f}", delta_color="off")
+            if stable:
+                preferred = min(int(st.session_state["preferred"]), b_max or 1024)
+                bar = st.progress(0.0, "Simulating the Triton batcher…")
+                ds = data.delay_sweep(lam, alpha, tau0, b_max, preferred,
+                                      data.delay_grid(alpha, tau0), 200_000, bar)
+                bar.empty()
+                figures.append(("queue_delay", figs.queue_delay_figure(
+                    ds.delay_ms, ds.p99, ds.mean_latency, ds.best_delay_ms, ds.greedy_p99)))
+                st.caption(f"At this load the delay {ds.best_delay_ms:.3g} ms gives the smallest "
+                           f"p99 ({ds.p99.min():.3g} ms vs {ds.greedy_p99:.3g} ms greedy).")
+    elif view == "Profile fit":
+        figures.append(("throughput_fit", figs.throughput_fit_figure(
+            fit.batch_size, 1000 * fit.batch_size / fit.batch_time_ms, alpha, tau0, fit.r2)))
+        figures.append(("time_residuals", figs.residuals_figure(fit.batch_size, fit.residuals_ms,
+                                                                "ms")))
+        if beta is not None:
+            figures.append(("energy_fit", figs.energy_fit_figure(
+                fit.batch_size, fit.energy_j, beta, c0, fit.r2_energy)))
+        st.caption(f"Source: {profile.source}")
+    else:
+        for tex, what in FORMULAS:
+            st.latex(tex)
+            st.caption(what)
+        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+    for name, fig in figures:
+        chart(fig, name)
+
+    params = {"profile": profile.name, "alpha (ms)": f"{alpha:.5g}", "tau0 (ms)": f"{tau0:.5g}",
+              "b_max": b_max or "∞", "load (req/s)": f"{lam * 1000:.6g}",
+              "rho": f"{lam * alpha:.4f}", "SLA (ms)": sla}
+    st.download_button(
+        "Download report", lambda: report_html(
+            "GPU dynamic batching", params,
+            [(n, f, "") for n, f in figures] or [("mean latency", figs.latency_figure(
+                x, c.mean_latency, c.phi0, c.phi1, c.phi, x_title=x_title,
+                unstable_at=unstable_at, x_max=x_max), "")],
+            [what + ": " + tex for tex, what in FORMULAS], ERRATA),
+        "gpu_batching_report.html", "text/html", key="report", on_click="ignore",
+        icon=":material/description:")
+    share.publish(FIELDS)
+
+
+run()

@@ -1,0 +1,147 @@
+"""The GPU dynamic-batching page, driven headless with Streamlit's AppTest."""
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine import batching
+from engine.presets import batch_profiles
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/gpu_batching.py"
+
+
+def open_page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def trace(fig: dict, name: str) -> dict:
+    return next(t for t in fig["data"] if t.get("name") == name)
+
+
+@pytest.mark.parametrize("preset", ["v100_resnet50_mixed", "p4_resnet50_int8", "custom"])
+def test_page_runs_for_every_preset(preset):
+    at = open_page({"preset": preset})
+    assert not at.error
+    assert charts(at), "the latency chart is drawn"
+
+
+def test_exact_curve_on_the_chart_is_the_engine_curve():
+    at = open_page()
+    fig = charts(at)[0]
+    exact = trace(fig, "exact E[W]")
+    fit = batch_profiles()["v100_resnet50_mixed"].fit()
+    rho = exact["x"][::50]
+    expected = batching.mean_latency([r / fit.alpha_ms for r in rho], fit.alpha_ms, fit.tau0_ms)
+    assert exact["y"][::50] == pytest.approx(list(expected), rel=1e-9)
+
+
+def test_moving_the_load_slider_changes_the_operating_point_and_curves():
+    at = open_page()
+    before = metric(at, "Mean latency E[W]")
+    at.slider(key="rho").set_value(0.9).run()
+    assert metric(at, "Mean latency E[W]") != before
+    at.toggle(key="cap_batch").set_value(True).run()
+    at.number_input(key="b_max").set_value(8).run()
+    fig = charts(at)[0]
+    assert not at.exception
+    assert any(s["type"] == "rect" for s in fig["layout"].get("shapes", [])), "unstable region shaded"
+
+
+@pytest.mark.parametrize("query", [
+    {"rho": "0.01"}, {"rho": "0.99"}, {"cap_batch": "true", "b_max": "1"},
+    {"cap_batch": "true", "b_max": "1024"}, {"load_mode": "rate", "rate_per_s": "10000000"},
+    {"sla_ms": "0.01"}])
+def test_extremes_run_without_exception(query):
+    at = open_page(query)
+    assert not at.exception
+
+
+def test_unstable_load_is_reported_not_crashed():
+    at = open_page({"load_mode": "rate", "rate_per_s": "9000"})
+    assert any("Unstable" in e.value for e in at.error)
+    assert metric(at, "Mean latency E[W]") == "∞ (unstable)"
+
+
+@pytest.mark.parametrize("view", ["Latency", "Utilisation & energy", "Batch-size limit",
+                                  "Tail latency & Triton", "Profile fit", "Formulas"])
+def test_every_view_renders(view):
+    at = open_page({"view": view, "simulate": "true"})
+    assert not at.exception
+    if view not in ("Formulas",):
+        assert charts(at)
+
+
+def test_share_link_round_trip():
+    at = open_page({"preset": "p4_resnet50_int8", "rho": "0.73", "cap_batch": "true",
+                    "b_max": "16", "sla_ms": "25", "view": "Batch-size limit"})
+    assert at.session_state["rho"] == 0.73 and at.session_state["b_max"] == 16
+    assert at.query_params["preset"] == ["p4_resnet50_int8"] or \
+        at.query_params["preset"] == "p4_resnet50_int8"
+    again = open_page({k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()})
+    assert metric(again, "Mean latency E[W]") == metric(at, "Mean latency E[W]")
+    assert again.session_state["view"] == "Batch-size limit"
+
+
+@pytest.mark.parametrize("query,key", [({"rho": "banana"}, "rho"), ({"rho": "7"}, "rho"),
+                                       ({"b_max": "2.5"}, "b_max"), ({"view": "<script>"}, "view"),
+                                       ({"simulate": "maybe"}, "simulate")])
+def test_malformed_link_parameter_falls_back_with_a_warning(query, key):
+    at = open_page(query)
+    assert any(key in w.value for w in at.warning)
+    defaults = {"rho": 0.5, "b_max": 64, "view": "Latency", "simulate": False}   # FIELDS
+    assert at.session_state[key] == defaults[key]
+
+
+BAD_TABLES = {
+    "wrong columns": "size,speed\n1,100\n2,200\n",
+    "NaN": "batch_size,throughput_per_s\n1,476\n2,nan\n",
+    "negative": "batch_size,throughput_per_s\n1,476\n2,-880\n",
+    "one row": "batch_size,throughput_per_s\n1,476\n",
+    "formula": "batch_size,throughput_per_s\n1,=cmd|' /C calc'!A0\n2,880\n",
+}
+
+
+@pytest.mark.parametrize("bad", BAD_TABLES, ids=BAD_TABLES.keys())
+def test_malformed_custom_profile_shows_error_and_keeps_previous(bad):
+    at = open_page({"preset": "p4_resnet50_int8"})
+    p4_latency = metric(at, "Mean latency E[W]")
+    at.selectbox(key="preset").set_value("custom").run()
+    at.text_area(key="gpu_profile_paste").input(BAD_TABLES[bad]).run()
+    assert not at.exception
+    assert any("Profile not used" in e.value for e in at.error)
+    assert metric(at, "Mean latency E[W]") == p4_latency       # still the last valid profile
+    assert at.text_area(key="gpu_profile_paste").value == BAD_TABLES[bad]   # input kept
+
+
+def test_good_pasted_profile_is_fitted():
+    at = open_page()
+    at.selectbox(key="preset").set_value("custom").run()
+    at.text_area(key="gpu_profile_paste").input(
+        "batch_size,throughput_per_s\n1,500\n2,900\n4,1500\n8,2200\n").run()
+    assert not at.error
+    assert metric(at, "Mean latency E[W]") != open_page().metric[0].value
+
+
+def test_pin_baseline_overlays_and_tabulates():
+    at = open_page()
+    at.button(key="pin_gpu").click().run()
+    at.slider(key="rho").set_value(0.8).run()
+    fig = charts(at)[0]
+    assert any(t.get("name") == "baseline (pinned)" for t in fig["data"])
+    assert len(at.dataframe) >= 1

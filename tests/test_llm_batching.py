@@ -1,0 +1,462 @@
+"""LLM batching strategies (Yang et al. §IV) against independent methods.
+
+Expected values come from closed forms (order statistics of the uniform and
+exponential laws, M/D/1, M/G/1, M/G/1-PS), a direct quadrature of eq 23, dense
+truncated Markov chains built here entry by entry, Inoue's exact engine for
+deterministic tokens, and simulation (4 sigma of the batch-means CI).
+"""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import integrate, stats
+from scipy.stats import poisson
+
+from engine import batching as bt
+from engine import llm_batching as lb
+from engine import presets
+from engine.llm_batching_sim import simulate
+from tests.reference import md1_mean_latency
+
+K = (0.06, 0.126, 0.0003, 0.02269)           # presets/llm_batching/a100_llama2_7b.toml
+UNIFORM = stats.uniform(0.0, 1000.0)         # Fig 5
+LOGNORMAL = stats.lognorm(0.7, scale=np.exp(7.0))    # Figs 4, 6
+TRUNCNORM = stats.truncnorm(-40.0, np.inf, loc=800.0, scale=20.0)   # Fig 3b
+
+
+class PointLaw:
+    """Every request has exactly ``l`` output tokens (duck-typed like a scipy law)."""
+
+    def __init__(self, l):
+        self.l = float(l)
+
+    def ppf(self, u):
+        return np.full(np.shape(u), self.l)
+
+    isf = ppf
+
+    def mean(self):
+        return self.l
+
+    def support(self):
+        return (self.l, self.l)
+
+
+def _within(sim_value, ci, exact):
+    assert abs(sim_value - exact) < 4 * ci + 1e-9, (sim_value, ci, exact)
+
+
+# ------------------------------------------------------------ E[L_b] (eq 23)
+
+def test_expected_max_uniform_and_exponential_closed_forms():
+    b = np.array([1, 2, 3, 10, 100, 1000, 10 ** 6])
+    np.testing.assert_allclose(lb.expected_max_tokens(UNIFORM, b), 1000 * b / (b + 1), rtol=1e-9)
+    harmonic = np.cumsum(1.0 / np.arange(1, 10 ** 6 + 1))[b - 1]      # E[max of b Exp(θ)] = θ H_b
+    np.testing.assert_allclose(lb.expected_max_tokens(stats.expon(scale=500), b),
+                               500 * harmonic, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dist", [LOGNORMAL, TRUNCNORM], ids=["lognormal", "truncnorm"])
+def test_expected_max_matches_eq23_quadrature(dist):
+    for b in (1, 8, 64):
+        edges = dist.ppf([1e-300, 0.01, 0.5, 0.99]).tolist() + [dist.isf(1e-30)]
+        ref = sum(integrate.quad(lambda x: x * b * dist.pdf(x) * dist.cdf(x) ** (b - 1),
+                                 lo, hi, limit=400, epsabs=1e-10, epsrel=1e-12)[0]
+                  for lo, hi in zip(edges[:-1], edges[1:]))
+        assert lb.expected_max_tokens(dist, b) == pytest.approx(ref, rel=1e-7)
+
+
+def test_chain_quadrature_of_the_batch_law_matches_eq23():
+    """The nodes the dynamic chain mixes its Poisson laws over reproduce E[L_b] and E[L_b²]."""
+    sizes = np.array([1, 16, 256])
+    for dist in (LOGNORMAL, UNIFORM):
+        x, w = lb._batch_law_nodes(dist, sizes)
+        np.testing.assert_allclose(x @ w, lb.expected_max_tokens(dist, sizes), rtol=1e-6)
+    x, w = lb._batch_law_nodes(LOGNORMAL, np.array([1]))
+    assert (x ** 2) @ w == pytest.approx(LOGNORMAL.moment(2), rel=1e-5)
+
+
+def test_expected_max_against_sampled_maxima():
+    rng = np.random.default_rng(5)
+    draws = LOGNORMAL.rvs(size=(200_000, 8), random_state=rng).max(axis=1)
+    sem = draws.std() / np.sqrt(draws.size)
+    assert abs(lb.expected_max_tokens(LOGNORMAL, 8) - draws.mean()) < 4 * sem
+
+
+def test_batch_time_throughput_and_eq19():
+    b = np.arange(1, 50)
+    np.testing.assert_allclose(lb.batch_time(b, 300.0, K),
+                               K[0] * b + K[1] + K[2] * b * 300 + K[3] * 300)
+    m2 = 1000.0
+    eq19 = K[0] * b + K[1] + K[2] * m2 * b ** 2 / (b + 1) + K[3] * m2 * b / (b + 1)
+    np.testing.assert_allclose(lb.mean_batch_time(b, UNIFORM, K), eq19, rtol=1e-9)
+    np.testing.assert_allclose(lb.throughput(b, UNIFORM, K), b / eq19, rtol=1e-9)      # eq 24
+    assert np.all(eq19 <= (K[0] + K[2] * m2) * b + K[1] + K[3] * m2)                  # eq 20
+
+
+def test_throughput_optimum_light_versus_heavy_tail():
+    """Fig 3b: μ[b] increases for light tails; a heavy tail has an interior optimum."""
+    b = np.arange(1, 1025)
+    for dist in (UNIFORM, TRUNCNORM):
+        assert np.all(np.diff(lb.throughput(b, dist, K)) > 0)
+        assert lb.optimal_batch_size(dist, K, 1024) == 1024
+    best = lb.optimal_batch_size(LOGNORMAL, K, 1024)
+    assert 1 < best < 1024
+    mu = lb.throughput(b, LOGNORMAL, K)
+    assert mu[best - 1] == mu.max() and mu[-1] < mu[best - 1]
+
+
+# ------------------------------------------------------------ fixed batching (M/D^b/1)
+
+def _fixed_chain_wait(lam, b, h, n_states=400):
+    """Mean wait of M/D^b/1 from the dense departure chain Q' = max(Q − b, 0) + A, and E[Q_d].
+
+    Renewal reward per departure cycle: fill time (b − q)/λ with waiting area
+    Σ_{j=q}^{b−1} j/λ when q < b, then a batch of H with area (q − b)^+ H + λH²/2.
+    """
+    a = lam * h
+    p = np.zeros((n_states, n_states))
+    pmf = poisson.pmf(np.arange(n_states), a)
+    for q in range(n_states):
+        base = max(q - b, 0)
+        p[q, base:] = pmf[:n_states - base]
+        p[q, -1] += 1 - p[q].sum()
+    m = p.T - np.eye(n_states)
+    m[-1] = 1
+    rhs = np.zeros(n_states)
+    rhs[-1] = 1
+    pi = np.linalg.solve(m, rhs)
+    q = np.arange(n_states)
+    short = q < b
+    fill_area = np.where(short, (b - 1 + q) * (b - q) / (2 * lam), 0.0)
+    cycle = pi @ (h + np.where(short, (b - q) / lam, 0.0))
+    area = pi @ (fill_area + np.maximum(q - b, 0) * h + lam * h * h / 2)
+    return area / cycle / lam, pi @ q
+
+
+@pytest.mark.parametrize("b", [1, 2, 5, 16])
+@pytest.mark.parametrize("load", [0.2, 0.7, 0.95])
+def test_fixed_wait_matches_dense_departure_chain(b, load):
+    dist = LOGNORMAL if b > 4 else UNIFORM
+    h = float(lb.mean_batch_time(b, dist, K))
+    lam = load * b / h
+    ref, eq_d = _fixed_chain_wait(lam, b, h)
+    assert lb.fixed_batch_wait(lam, b, dist, K) == pytest.approx(ref, rel=1e-9)
+    # eq 25 with the exact roots is E[Q_d]/λ; the printed 20-term series comes close
+    a = lam * h
+    roots = lb.fixed_batch_roots_eq25(lam, b, dist, K)[1] if b > 1 else np.zeros(0)
+    eq25_exact_roots = ((b - (b - a) ** 2) / (2 * (b - a)) + np.sum(1 / (1 - roots)).real) / lam
+    assert eq25_exact_roots == pytest.approx(eq_d / lam, rel=1e-9)
+    assert lb.fixed_batch_wait_eq25(lam, b, dist, K, terms=400) == pytest.approx(eq_d / lam,
+                                                                               rel=1e-4)
+    assert lb.fixed_batch_wait_eq25(lam, b, dist, K) == pytest.approx(eq_d / lam, rel=2e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.floats(0.05, 0.95), st.floats(0.5, 200.0))
+def test_fixed_wait_matches_dense_chain_property(b, load, l):
+    h = float(lb.mean_batch_time(b, PointLaw(l), K))
+    lam = load * b / h
+    ref, _ = _fixed_chain_wait(lam, b, h, n_states=300)
+    assert lb.fixed_batch_wait(lam, b, PointLaw(l), K) == pytest.approx(ref, rel=1e-8)
+
+
+def test_fixed_b1_is_md1_and_eq25_is_its_sojourn():
+    h = float(lb.mean_batch_time(1, UNIFORM, K))
+    lam = np.linspace(0.01, 0.99, 30) / h
+    np.testing.assert_allclose(lb.fixed_batch_wait(lam, 1, UNIFORM, K),
+                               md1_mean_latency(lam, h) - h, rtol=1e-12)
+    np.testing.assert_allclose(lb.fixed_batch_wait_eq25(lam, 1, UNIFORM, K),
+                               md1_mean_latency(lam, h), rtol=1e-12)
+
+
+def test_fixed_roots_solve_the_characteristic_equation():
+    b = 12
+    h = float(lb.mean_batch_time(b, LOGNORMAL, K))
+    for load in (0.05, 0.5, 0.99):
+        lam = load * b / h
+        series, exact = lb.fixed_batch_roots_eq25(lam, b, LOGNORMAL, K)
+        assert np.all(np.abs(exact) < 1)
+        np.testing.assert_allclose(exact ** b, np.exp(lam * h * (exact - 1)), atol=1e-12)
+        assert len(set(np.round(exact, 8))) == b - 1
+        if load < 0.5:
+            np.testing.assert_allclose(series, exact, atol=1e-10)
+
+
+@pytest.mark.parametrize("b,load", [(4, 0.3), (8, 0.8)])
+def test_fixed_wait_and_eq25_against_simulation(b, load):
+    """The exact wait includes the fill time; eq 25 measures E[Q_d]/λ, not the wait."""
+    h = float(lb.mean_batch_time(b, LOGNORMAL, K))
+    lam = load * b / h
+    r = simulate("fixed", lam, LOGNORMAL, K, b=b, n_jobs=100_000, seed=3, batch_time="mean",
+                 return_records=True)
+    exact = float(lb.fixed_batch_wait(lam, b, LOGNORMAL, K))
+    _within(r.mean_wait, r.ci95_wait, exact)
+    _within(r.mean_sojourn, r.ci95_sojourn, exact + h)
+    rec = r.records
+    started = np.sort(rec.start[np.isfinite(rec.start)])
+    left = (np.searchsorted(rec.arrival, rec.batch_end, side="right")
+            - np.searchsorted(started, rec.batch_end, side="left"))[rec.batch_end.size // 10:]
+    printed = float(lb.fixed_batch_wait_eq25(lam, b, LOGNORMAL, K))
+    groups = np.array_split(left, 20)
+    sem = np.std([g.mean() for g in groups], ddof=1) / np.sqrt(20)
+    assert abs(left.mean() - printed * lam) < 4 * sem + 0.01 * printed * lam
+    assert abs(printed - r.mean_wait) > 10 * r.ci95_wait       # eq 25 is not the wait
+
+
+def test_fixed_unstable_and_zero_load():
+    b = 8
+    mu = float(lb.throughput(b, LOGNORMAL, K))
+    out = lb.fixed_batch_wait(np.array([0.0, mu, 2 * mu]), b, LOGNORMAL, K)
+    assert np.all(np.isinf(out))
+    assert lb.fixed_batch_wait(0.0, 1, LOGNORMAL, K) == 0.0
+    assert lb.stability_limit("fixed", LOGNORMAL, K, b=b) == pytest.approx(mu)
+
+
+# ------------------------------------------------------------ dynamic batching
+
+@pytest.mark.parametrize("b_max", [None, 6])
+@pytest.mark.parametrize("load", [0.3, 0.7])
+def test_dynamic_with_deterministic_tokens_is_inoue(b_max, load):
+    l = 400.0
+    alpha, tau0 = K[0] + K[2] * l, K[1] + K[3] * l
+    lam = load * bt.capacity(alpha, tau0, b_max)
+    sol = lb.dynamic_solution(lam, PointLaw(l), K, b_max)
+    assert sol.mean_wait == pytest.approx(bt.mean_wait(lam, alpha, tau0, b_max), rel=1e-8)
+    assert sol.mean_sojourn == pytest.approx(bt.mean_latency(lam, alpha, tau0, b_max), rel=1e-8)
+    assert sol.mean_batch_size == pytest.approx(bt.mean_batch_size(lam, alpha, tau0, b_max),
+                                                rel=1e-8)
+    assert sol.utilization == pytest.approx(bt.utilization(lam, alpha, tau0, b_max), rel=1e-8)
+
+
+@pytest.mark.parametrize("dist,b_max,load", [(UNIFORM, None, 0.5), (UNIFORM, 8, 0.8),
+                                             (LOGNORMAL, 4, 0.7)])
+def test_dynamic_exact_against_simulation(dist, b_max, load):
+    lam = load * lb.stability_limit("dynamic", dist, K, b_max=b_max)
+    sol = lb.dynamic_solution(lam, dist, K, b_max)
+    r = simulate("dynamic", lam, dist, K, b_max=b_max, n_jobs=150_000, seed=21)
+    _within(r.mean_wait, r.ci95_wait, sol.mean_wait)
+    _within(r.mean_sojourn, r.ci95_sojourn, sol.mean_sojourn)
+    assert r.mean_batch_size == pytest.approx(sol.mean_batch_size, rel=0.03)
+    assert r.utilization == pytest.approx(sol.utilization, abs=0.02)
+
+
+def test_dynamic_bounds_and_which_quantity_eq16_bounds():
+    """Inoue's φ(α1, β1) bounds wait + processing; the printed eq 16 bounds the wait only."""
+    a1, b1 = lb.linear_bound_coefficients(UNIFORM, K)
+    assert (a1, b1) == pytest.approx((K[0] + K[2] * 1000, K[1] + K[3] * 1000))
+    for load in (0.2, 0.6):
+        lam = load / a1
+        sol = lb.dynamic_solution(lam, UNIFORM, K)
+        assert sol.mean_sojourn <= lb.dynamic_wait_bound(lam, UNIFORM, K)
+        assert sol.mean_wait <= lb.yang_phi(lam, a1, b1)
+    # by simulation, on the deterministic batch time α b + β of eq 16
+    alpha, beta = 0.1438, 1.8874
+    for rho in (0.3, 0.8):
+        lam = rho / alpha
+        r = simulate("dynamic", lam, PointLaw(0.0), (alpha, beta, 0.0, 0.0), n_jobs=100_000,
+                     seed=4)
+        y = float(lb.yang_phi(lam, alpha, beta))
+        assert r.mean_wait - 4 * r.ci95_wait <= y < r.mean_sojourn - 4 * r.ci95_sojourn
+        assert float(bt.phi(lam, alpha, beta)) >= r.mean_sojourn - 4 * r.ci95_sojourn
+    assert np.isinf(lb.dynamic_wait_bound(0.01, LOGNORMAL, K))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.floats(0.01, 2.0), st.floats(0.0, 5.0), st.floats(0.0, 0.99))
+def test_eq16_bounds_the_exact_wait_not_the_latency(alpha, beta, rho):
+    lam = rho / alpha
+    wait = bt.mean_wait(lam, alpha, beta)
+    assert wait <= lb.yang_phi0(lam, alpha, beta) * (1 + 1e-9) + 1e-12
+    assert wait <= lb.yang_phi1(lam, alpha, beta) * (1 + 1e-9) + 1e-12
+    assert lb.yang_phi(lam, alpha, beta) < bt.mean_latency(lam, alpha, beta)
+
+
+def test_uncapped_dynamic_is_unstable_for_heavy_tails():
+    limit = lb.stability_limit("dynamic", LOGNORMAL, K)
+    assert limit < lb.throughput(64, LOGNORMAL, K) / 2
+    assert np.isinf(lb.dynamic_wait(1.5 * limit, LOGNORMAL, K))
+    assert np.isfinite(lb.dynamic_wait(1.5 * limit, LOGNORMAL, K, b_max=64))
+    # the limit is where μ[b] has fallen back to λ beyond its peak, by b = B_HORIZON
+    grid = np.unique(np.logspace(0, 6, 200).astype(int))
+    mu = lb.throughput(grid, LOGNORMAL, K)
+    assert limit == pytest.approx(mu[np.argmax(mu):].min(), rel=1e-3)
+    # bounded law: the limit is 1/(k1 + k3 m2), the slope of eq 20
+    assert lb.stability_limit("dynamic", UNIFORM, K) == pytest.approx(1 / (K[0] + K[2] * 1000),
+                                                                      rel=1e-3)
+    w = lb.dynamic_wait(np.array([0.0, 0.5, 10.0]), UNIFORM, K)
+    assert w[0] == 0 and np.isfinite(w[1]) and np.isinf(w[2])
+
+
+# ------------------------------------------------------------ elastic and continuous
+
+def _mg1(lam, s1, s2):
+    """M/G/1 FCFS (Pollaczek-Khinchine) mean wait."""
+    return lam * s2 / (2 * (1 - lam * s1))
+
+
+@pytest.mark.parametrize("strategy", ["dynamic", "elastic", "continuous"])
+def test_one_request_at_a_time_is_mg1(strategy):
+    s1 = K[0] + K[1] + (K[2] + K[3]) * UNIFORM.mean()
+    s2 = s1 ** 2 + (K[2] + K[3]) ** 2 * UNIFORM.var()
+    lam = 0.7 / s1
+    r = simulate(strategy, lam, UNIFORM, K, b_max=1, n_jobs=60_000, seed=8)
+    _within(r.mean_wait, r.ci95_wait, _mg1(lam, s1, s2))
+    _within(r.mean_sojourn, r.ci95_sojourn, _mg1(lam, s1, s2) + s1)
+
+
+def test_elastic_beats_dynamic_on_the_same_arrivals():
+    lam = 0.6 * lb.stability_limit("dynamic", UNIFORM, K)
+    dyn = simulate("dynamic", lam, UNIFORM, K, n_jobs=40_000, seed=9, return_records=True)
+    ela = simulate("elastic", lam, UNIFORM, K, n_jobs=40_000, seed=9, return_records=True)
+    np.testing.assert_array_equal(dyn.records.arrival, ela.records.arrival)
+    np.testing.assert_array_equal(dyn.records.tokens, ela.records.tokens)
+    assert ela.mean_sojourn < dyn.mean_sojourn - 4 * (ela.ci95_sojourn + dyn.ci95_sojourn)
+    assert ela.mean_wait < dyn.mean_wait
+    # eq 26: a batch ends k1 b + k2 + k3 Σn + k4 max n after it starts
+    rec = ela.records
+    first = np.concatenate([[0], np.cumsum(rec.batch_size)[:-1]])
+    sums = np.add.reduceat(rec.tokens, first)
+    longest = np.maximum.reduceat(rec.tokens, first)
+    eq26 = K[0] * rec.batch_size + K[1] + K[2] * sums + K[3] * longest
+    np.testing.assert_allclose(rec.batch_end - rec.batch_start, eq26, rtol=1e-9)
+
+
+def test_continuous_without_overheads_is_processor_sharing():
+    """k1 = k2 = k4 = 0, no KV limit: M/G/1-PS with service k3 N, E[T] = E[S]/(1 − ρ)."""
+    k = (1e-300, 0.0, 0.001, 0.0)
+    es = 0.001 * LOGNORMAL.mean()
+    lam = 0.6 / es
+    r = simulate("continuous", lam, LOGNORMAL, k, n_jobs=80_000, seed=10)
+    _within(r.mean_sojourn, r.ci95_sojourn, es / (1 - 0.6))
+    assert r.mean_wait < 1e-9
+
+
+def test_continuous_and_elastic_coincide_where_both_are_work_conserving():
+    """k2 = k4 = 0: both serve k1 + k3 N per request without idling, so every busy
+    period, the last departure and the stability limit 1/(k1 + k3 E[N]) coincide."""
+    k = (0.06, 0.0, 0.0003, 0.0)
+    limit = lb.stability_limit("elastic", UNIFORM, k)
+    assert limit == pytest.approx(1 / (0.06 + 0.0003 * 500))
+    assert lb.stability_limit("continuous", UNIFORM, k) == pytest.approx(limit)
+    lam = 0.8 * limit
+    ela = simulate("elastic", lam, UNIFORM, k, n_jobs=20_000, seed=12, return_records=True)
+    con = simulate("continuous", lam, UNIFORM, k, n_jobs=20_000, seed=12, return_records=True)
+    assert con.records.finish.max() == pytest.approx(ela.records.finish.max(), rel=1e-9)
+    assert con.utilization == pytest.approx(lam * (0.06 + 0.0003 * 500), abs=0.03)
+    # at light load both serve requests alone: sojourn ≈ k1 + (k3) E[N]
+    single = 0.06 + 0.0003 * 500
+    for strategy in ("elastic", "continuous"):
+        r = simulate(strategy, 0.01 * limit, UNIFORM, k, n_jobs=5_000, seed=13)
+        assert r.mean_sojourn == pytest.approx(single, rel=0.05)
+
+
+def test_continuous_kv_capacity_limits_concurrency():
+    """Running requests never hold more than the KV cache: Σ (prompt + N) ≤ capacity."""
+    p = presets.llm_batch_time_presets()["a100_llama2_7b"]
+    lam, cap = 0.3, 4000.0
+    free = simulate("continuous", lam, UNIFORM, p.k, n_jobs=4_000, seed=14)
+    tight = simulate("continuous", lam, UNIFORM, p.k, n_jobs=4_000, seed=14,
+                     kv_capacity_tokens=cap, prompt_tokens=256, return_records=True)
+    rec = tight.records
+    t = rec.start[:, None]
+    running = (rec.start[None, :] <= t) & (t < rec.finish[None, :])
+    assert np.all(running @ (256 + rec.tokens) <= cap + 1e-9)
+    assert tight.mean_batch_size < free.mean_batch_size
+    assert tight.mean_wait > free.mean_wait
+
+
+def test_continuous_stability_limit_with_kv_cache_by_simulation():
+    """Below the approximate limit the mean sojourn settles; above it, it keeps growing."""
+    p = presets.llm_batch_time_presets()["a100_llama2_7b"]
+    kv = dict(kv_capacity_tokens=p.kv_capacity_tokens, prompt_tokens=p.prompt_tokens)
+    limit = lb.stability_limit("continuous", UNIFORM, p.k, **kv)
+    assert limit < lb.stability_limit("continuous", UNIFORM, p.k)
+    below = [simulate("continuous", 0.85 * limit, UNIFORM, p.k, n_jobs=n, seed=2, **kv)
+             for n in (10_000, 20_000)]
+    above = [simulate("continuous", 1.15 * limit, UNIFORM, p.k, n_jobs=n, seed=2, **kv)
+             for n in (10_000, 20_000)]
+    assert below[1].mean_sojourn == pytest.approx(below[0].mean_sojourn, rel=0.1)
+    assert above[1].mean_sojourn > 1.4 * above[0].mean_sojourn
+
+
+def test_numba_and_plain_python_loops_agree():
+    for strategy in ("dynamic", "elastic", "continuous"):
+        args = (strategy, 0.5, UNIFORM, K)
+        fast = lb.simulate(*args, b_max=16, n_jobs=3_000, seed=15, kv_capacity_tokens=8000)
+        slow = simulate(*args, b_max=16, n_jobs=3_000, seed=15, kv_capacity_tokens=8000,
+                        backend="numpy")
+        assert fast.mean_sojourn == pytest.approx(slow.mean_sojourn, rel=1e-12)
+    fast = lb.simulate("fixed", 0.1, UNIFORM, K, b=3, n_jobs=3_000, seed=15)
+    slow = simulate("fixed", 0.1, UNIFORM, K, b=3, n_jobs=3_000, seed=15, backend="numpy")
+    assert fast.mean_wait == pytest.approx(slow.mean_wait, rel=1e-12)
+
+
+# ------------------------------------------------------------ the paper's findings
+
+def test_paper_findings_light_and_heavy_tails():
+    """Light tails: uncapped dynamic beats fixed; heavy tails: a finite b_max wins; elastic
+    beats dynamic."""
+    light = lb.compare_strategies(0.7, UNIFORM, K, n_jobs=8_000, seed=1)
+    assert light["dynamic"]["mean_sojourn"] < light["fixed"]["mean_sojourn"]
+    assert light["elastic"]["mean_sojourn"] < light["dynamic"]["mean_sojourn"]
+    lam = 1.5 * lb.stability_limit("dynamic", LOGNORMAL, K)
+    heavy = lb.compare_strategies(lam, LOGNORMAL, K, n_jobs=8_000, seed=1)
+    assert math.isinf(heavy["dynamic"]["mean_sojourn"])
+    assert math.isfinite(heavy["dynamic_capped"]["mean_sojourn"])
+    assert heavy["elastic"]["mean_sojourn"] < heavy["dynamic_capped"]["mean_sojourn"]
+
+
+# ------------------------------------------------------------ preset and arguments
+
+def test_preset_matches_table1_fit(tmp_path):
+    p = presets.llm_batch_time_presets()["a100_llama2_7b"]
+    out = np.array([128, 256, 512, 1024.0])
+    secs = np.array([2.91, 5.88, 12.63, 23.47])                   # Table I, 128 input tokens
+    slope, intercept = np.polyfit(out, secs, 1)
+    k1, k2, k3, k4 = p.k
+    assert k3 + k4 == pytest.approx(slope, abs=1e-5)
+    assert k1 + k2 == pytest.approx(intercept, abs=1e-3)
+    assert p.kv_capacity_tokens == 49 * 1280
+    bad = tmp_path / "bad.toml"
+    bad.write_text((presets.LLM_BATCH_TIME_DIR / "a100_llama2_7b.toml").read_text()
+                   .replace("k2_s = 0.126", "k2_s = -1"))
+    with pytest.raises(ValueError, match="k2_s"):
+        presets.load_llm_batch_time(bad)
+    bad.write_text('id = "x"\nname = "x"\nsource = "x"\nk1_s_per_request = 0.1\nk2_s = 0\n'
+                   'k3_s_per_token_per_request = 0\nk4_s_per_token = 0\nspeed = 3\n')
+    with pytest.raises(ValueError, match="speed"):
+        presets.load_llm_batch_time(bad)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: lb.batch_time(1, 10, (0.0, 0, 0, 0)), "k1"),
+    (lambda: lb.batch_time(1, 10, (0.1, -1, 0, 0)), "k2"),
+    (lambda: lb.batch_time(1, 10, (0.1, 0, 0)), "k"),
+    (lambda: lb.batch_time(0, 10, K), "b"),
+    (lambda: lb.batch_time(1.5, 10, K), "b"),
+    (lambda: lb.batch_time(1, -1, K), "l"),
+    (lambda: lb.fixed_batch_wait(-1.0, 2, UNIFORM, K), "lam"),
+    (lambda: lb.expected_max_tokens(stats.norm(0, 1), 2), "dist"),
+    (lambda: lb.expected_max_tokens("uniform", 2), "dist"),
+    (lambda: lb.dynamic_wait(0.1, UNIFORM, K, b_max=0), "b_max"),
+    (lambda: simulate("greedy", 0.1, UNIFORM, K), "strategy"),
+    (lambda: simulate("fixed", 0.1, UNIFORM, K), "b"),
+    (lambda: simulate("continuous", 0.1, UNIFORM, K, kv_capacity_tokens=0), "kv_capacity"),
+    (lambda: lb.stability_limit("greedy", UNIFORM, K), "strategy"),
+])
+def test_invalid_arguments_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_broadcasting():
+    lam = np.linspace(0.01, 0.3, 5)[:, None]
+    b = np.array([1, 2, 8])
+    out = lb.fixed_batch_wait(lam, b, LOGNORMAL, K)
+    assert out.shape == (5, 3)
+    for j, size in enumerate(b):
+        np.testing.assert_allclose(out[:, j], lb.fixed_batch_wait(lam[:, 0], size, LOGNORMAL, K))
+    assert np.ndim(lb.expected_max_tokens(UNIFORM, 4)) == 0
+    assert lb.dynamic_wait(np.array([[0.1, 0.2]]), UNIFORM, K).shape == (1, 2)

@@ -1,0 +1,98 @@
+"""Cached engine calls of the GPU batching page (hashable arguments only)."""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from engine import batching, batching_curves, fit, operating_point
+from engine.presets import batch_profiles
+
+CACHE = dict(max_entries=64, show_spinner=False)
+B_FAMILY = (4, 8, 16, 32, 64, 128)
+SEED = 2021
+SIM_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)   # of capacity
+
+
+def delay_grid(alpha, tau0) -> tuple:
+    """Max queue delays to try: 0 to four single-job batch times (ms)."""
+    return tuple(round(x, 4) for x in np.linspace(0.0, 4.0 * (alpha + tau0), 13))
+
+
+@st.cache_data(**CACHE)
+def preset_table() -> dict:
+    return {pid: (p.name, p.source, tuple(p.batch_size), tuple(p.throughput_per_s),
+                  None if p.power_w is None else tuple(p.power_w))
+            for pid, p in batch_profiles().items()}
+
+
+@st.cache_data(**CACHE)
+def profile_fit(batch_size: tuple, throughput: tuple, power: tuple | None) -> fit.BatchProfileFit:
+    return fit.fit_batch_profile(batch_size, throughput, power)
+
+
+@st.cache_data(**CACHE)
+def curves(alpha, tau0, b_max, beta, c0) -> batching_curves.LoadCurves:
+    return batching_curves.load_curves(alpha, tau0, b_max, beta, c0)
+
+
+@st.cache_data(**CACHE)
+def family(alpha, tau0) -> list:
+    return batching_curves.b_max_family(alpha, tau0, B_FAMILY)
+
+
+@st.cache_data(**CACHE)
+def point(lam, alpha, tau0, b_max) -> batching.Stationary:
+    return batching.stationary(lam, alpha, tau0, b_max)
+
+
+@st.cache_data(**CACHE)
+def max_rate_mean(target_ms, alpha, tau0, b_max) -> float:
+    return operating_point.max_rate_for_mean_latency(target_ms, alpha, tau0, b_max)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def _rate_point(lam, alpha, tau0, b_max, n_jobs, i):
+    return operating_point.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
+                                         operating_point.rate_seed(SEED, i))
+
+
+def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
+    """Simulated sweep over loads (fractions of capacity), point by point so each
+    point is cached and a progress bar moves between points."""
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    lam = [f * cap for f in fractions]
+    results = []
+    for i, x in enumerate(lam):
+        results.append(_rate_point(x, alpha, tau0, b_max, n_jobs, i))
+        if bar is not None:
+            bar.progress((i + 1) / len(lam), "Simulating…")
+    return operating_point.sweep_from_results(lam, results)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _delay_point(lam, alpha, tau0, b_max, preferred, delay, n_jobs):
+    return operating_point.sweep_queue_delay(lam, alpha, tau0, b_max, preferred, (delay,),
+                                             n_jobs=n_jobs, seed=SEED)
+
+
+def delay_sweep(lam, alpha, tau0, b_max, preferred, delays: tuple, n_jobs, bar=None):
+    """Triton batcher over max queue delays, one cached simulation per delay."""
+    parts = []
+    for i, d in enumerate(delays):
+        parts.append(_delay_point(lam, alpha, tau0, b_max, preferred, d, n_jobs))
+        if bar is not None:
+            bar.progress((i + 1) / len(delays), "Simulating the Triton batcher…")
+    return operating_point.merge_delay_sweeps(parts)
+
+
+@st.cache_data(**CACHE)
+def validation(alpha, tau0, b_max) -> dict:
+    """Largest relative gap φ − exact over the curve, and simulation-vs-exact z-scores."""
+    c = batching_curves.load_curves(alpha, tau0, None, n_points=100)
+    gap = float(np.max((c.phi - c.mean_latency) / c.mean_latency))
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    loads = np.array([0.3, 0.6, 0.85]) * cap
+    sweep = operating_point.simulate_rates(loads, alpha, tau0, b_max, n_jobs=200_000, seed=7)
+    exact = batching.mean_latency(loads, alpha, tau0, b_max)
+    z = np.abs(sweep.mean_latency - exact) / sweep.ci95
+    return {"phi_gap": gap, "max_z": float(np.max(z)), "loads": loads.tolist()}
