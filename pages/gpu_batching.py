@@ -88,6 +88,65 @@ def chart(fig, name: str):
                        key=f"html_{name}", on_click="ignore", icon=":material/download:")
 
 
+def view_figures(view: str, ctx: dict) -> list:
+    """(name, figure) pairs of one view; every figure comes from a pure builder."""
+    c, x, to_x, sweep = ctx["c"], ctx["x"], ctx["to_x"], ctx["sweep"]
+    axes = dict(x_title=ctx["x_title"], unstable_at=ctx["unstable_at"], x_max=ctx["x_max"])
+    fit, stable = ctx["fit"], ctx["stable"]
+    if view == "Latency":
+        base = ctx["base"]
+        return [("latency", figs.latency_figure(
+            x, c.mean_latency, c.phi0, c.phi1, c.phi, **axes, sla_ms=ctx["sla"],
+            sim=(to_x(sweep.lam), sweep.mean_latency, sweep.ci95)
+            if st.session_state["simulate"] else None,
+            baseline=None if base is None else (to_x(base["curve"][0]), base["curve"][1])))]
+    if view == "Utilisation & energy":
+        out = [("utilisation", figs.utilization_figure(x, c.utilization, c.utilization_bound,
+                                                       **axes))]
+        if c.energy_efficiency is not None:
+            out.append(("energy_efficiency", figs.energy_efficiency_figure(
+                x, c.energy_efficiency, c.energy_efficiency_bound, **axes)))
+            out.append(("tradeoff", figs.tradeoff_figure(
+                c.mean_latency, c.energy_efficiency, c.phi, c.energy_efficiency_bound,
+                point=(ctx["here"].mean_latency, ctx["eta"]) if stable else None)))
+        return out
+    if view == "Batch-size limit":
+        curves = [(f"b_max = {b}", to_x(lam), w)
+                  for b, lam, w in data.family(fit.alpha_ms, fit.tau0_ms)]
+        return [("b_max_family", figs.bmax_family_figure(curves, x, c.phi,
+                                                         x_title=ctx["x_title"]))]
+    if view == "Tail latency & Triton":
+        out = [("percentiles", figs.percentiles_figure(
+            to_x(sweep.lam), sweep.p50, sweep.p95, sweep.p99, sweep.ci_reliable, x,
+            c.mean_latency, **axes, sla_ms=ctx["sla"]))]
+        if stable:
+            b_max = ctx["b_max"]
+            preferred = min(int(st.session_state["preferred"]), b_max or 1024)
+            ds = data.delay_sweep(ctx["lam"], fit.alpha_ms, fit.tau0_ms, b_max, preferred,
+                                  data.delay_grid(fit.alpha_ms, fit.tau0_ms), 200_000)
+            out.append(("queue_delay", figs.queue_delay_figure(
+                ds.delay_ms, ds.p99, ds.mean_latency, ds.best_delay_ms, ds.greedy_p99)))
+        return out
+    if view == "Profile fit":
+        out = [("throughput_fit", figs.throughput_fit_figure(
+            fit.batch_size, 1000 * fit.batch_size / fit.batch_time_ms, fit.alpha_ms,
+            fit.tau0_ms, fit.r2)),
+            ("time_residuals", figs.residuals_figure(fit.batch_size, fit.residuals_ms, "ms"))]
+        if fit.beta_j is not None:
+            out.append(("energy_fit", figs.energy_fit_figure(
+                fit.batch_size, fit.energy_j, fit.beta_j, fit.c0_j, fit.r2_energy)))
+        return out
+    return []
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def cached_view_figures(view: str, key: tuple, _ctx: dict) -> list:
+    """``view_figures`` memoised on ``key``, every input the view's figures depend on
+    (building Plotly figures is most of a rerun; a load-slider move changes none of
+    the latency view's inputs)."""
+    return view_figures(view, _ctx)
+
+
 def run():
     share.restore(FIELDS)
     st.title("GPU dynamic batching")
@@ -98,6 +157,10 @@ def run():
     profile = sidebar()
     fit = data.profile_fit(profile.batch_size, profile.throughput_per_s, profile.power_w)
     alpha, tau0 = fit.alpha_ms, fit.tau0_ms
+    st.sidebar.caption(f"Fit: α = {alpha:.4g} ms, τ0 = {tau0:.4g} ms, R² = {fit.r2:.5f}"
+                       + ("" if fit.r2_energy is None else
+                          f"; energy β = {fit.beta_j:.4g} J, c0 = {fit.c0_j:.4g} J, "
+                          f"R² = {fit.r2_energy:.5f}"))
     b_max = int(st.session_state["b_max"]) if st.session_state["cap_batch"] else None
     beta, c0 = fit.beta_j, fit.c0_j
     cap = float(batching.capacity(alpha, tau0, b_max))          # per ms
@@ -125,16 +188,22 @@ def run():
                f"exact mean within {badge['max_z']:.1f} CI half-widths at 3 loads.")
 
     # ---------------------------------------------------------------- operating point
+    bar = st.progress(0.0, "Simulating…")
+    sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, 200_000, bar)
+    bar.empty()
+    lam_p99 = max_rate_for_p99(sla, sweep)
+    p99_here = data.p99_at(lam, alpha, tau0, b_max) if stable else float("inf")
     eta = None if beta is None else float(1.0 / (beta + c0 / here.mean_batch_size))
     j_per_req = None if eta is None else 1.0 / eta
     lam_sla = data.max_rate_mean(sla, alpha, tau0, b_max)
     st.subheader("Operating point")
-    m = st.columns(4)
+    m = st.columns(5)
     m[0].metric("Mean latency E[W]", f"{here.mean_latency:.3g} ms" if stable else "∞ (unstable)")
-    m[1].metric("Mean batch size E[B]", f"{here.mean_batch_size:.3g}")
-    m[2].metric("Utilisation", f"{100 * here.utilization:.1f} %")
-    m[3].metric("Load", f"{lam * 1000:,.0f} req/s", f"ρ = {lam * alpha:.3f}", delta_color="off")
-    m = st.columns(4)
+    m[1].metric("p99 latency (simulated)", f"{p99_here:.3g} ms" if stable else "∞ (unstable)")
+    m[2].metric("Mean batch size E[B]", f"{here.mean_batch_size:.3g}")
+    m[3].metric("Utilisation", f"{100 * here.utilization:.1f} %")
+    m[4].metric("Load", f"{lam * 1000:,.0f} req/s", f"ρ = {lam * alpha:.3f}", delta_color="off")
+    m = st.columns(5)
     m[0].metric("Energy efficiency", "n/a (no power data)" if eta is None else f"{eta:.3g} jobs/J")
     m[1].metric("Energy per request", "n/a" if j_per_req is None else f"{j_per_req:.3g} J")
     usd = cost_per_million(lam, j_per_req or 0.0, st.session_state["gpu_usd_h"],
@@ -142,6 +211,8 @@ def run():
     m[2].metric("$ per million requests", f"{usd:.3g}" if stable else "n/a")
     m[3].metric("Largest load with E[W] ≤ SLA", f"{lam_sla * 1000:,.0f} req/s",
                 f"ρ = {lam_sla * alpha:.3f}", delta_color="off")
+    m[4].metric("Largest load with p99 ≤ SLA", f"{lam_p99 * 1000:,.0f} req/s",
+                f"ρ = {lam_p99 * alpha:.3f} (simulated)", delta_color="off")
     if lam_sla == 0.0:
         st.warning(f"No load meets a mean latency of {sla:g} ms: a lone job already takes "
                    f"α + τ0 = {alpha + tau0:.3g} ms.")
@@ -150,6 +221,7 @@ def run():
         st.caption(f"At that load each request costs {e_sla:.3g} J.")
 
     scenario = {"label": f"{profile.name}, b_max={b_max or '∞'}",
+                "key": (alpha, tau0, b_max, beta, c0, lam),
                 "metrics": {"E[W] (ms)": float(here.mean_latency),
                             "E[B]": float(here.mean_batch_size),
                             "utilisation": float(here.utilization),
@@ -162,85 +234,40 @@ def run():
 
     # ---------------------------------------------------------------- views
     view = st.segmented_control("View", VIEWS, key="view", required=True)
-    x = to_x(c.lam)
-    unstable_at = float(to_x(cap))
-    sim_points = None
-    sweep = None
-    if st.session_state["simulate"] and view in ("Latency", "Tail latency & Triton"):
-        bar = st.progress(0.0, "Simulating…")
-        sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, 200_000, bar)
-        bar.empty()
-        sim_points = (to_x(sweep.lam), sweep.mean_latency, sweep.ci95)
-    figures = []
-    if view == "Latency":
-        baseline_curve = None if base is None else (to_x(base["curve"][0]), base["curve"][1])
-        figures.append(("latency", figs.latency_figure(
-            x, c.mean_latency, c.phi0, c.phi1, c.phi, x_title=x_title, unstable_at=unstable_at,
-            x_max=x_max, sim=sim_points, baseline=baseline_curve, sla_ms=sla)))
-    elif view == "Utilisation & energy":
-        figures.append(("utilisation", figs.utilization_figure(
-            x, c.utilization, c.utilization_bound, x_title=x_title, unstable_at=unstable_at,
-            x_max=x_max)))
-        if c.energy_efficiency is not None:
-            figures.append(("energy_efficiency", figs.energy_efficiency_figure(
-                x, c.energy_efficiency, c.energy_efficiency_bound, x_title=x_title,
-                unstable_at=unstable_at, x_max=x_max)))
-            figures.append(("tradeoff", figs.tradeoff_figure(
-                c.mean_latency, c.energy_efficiency, c.phi, c.energy_efficiency_bound,
-                point=(here.mean_latency, eta) if stable else None)))
-        else:
-            st.info("Energy charts need board power in the profile.")
-    elif view == "Batch-size limit":
-        fam = data.family(alpha, tau0)
-        curves = [(f"b_max = {b}", to_x(l), w) for b, l, w in fam]
-        figures.append(("b_max_family", figs.bmax_family_figure(curves, x, c.phi, x_title=x_title)))
-    elif view == "Tail latency & Triton":
-        if sweep is None:
-            st.info("Turn on *Show simulation points* (sidebar) to simulate percentiles.")
-        else:
-            figures.append(("percentiles", figs.percentiles_figure(
-                to_x(sweep.lam), sweep.p50, sweep.p95, sweep.p99, sweep.ci_reliable, x,
-                c.mean_latency, x_title=x_title, unstable_at=unstable_at, x_max=x_max,
-                sla_ms=sla)))
-            lam_p99 = max_rate_for_p99(sla, sweep)
-            st.metric("Largest simulated load with p99 ≤ SLA", f"{lam_p99 * 1000:,.0f} req/s",
-                      f"ρ = {lam_p99 * alpha:.3f}", delta_color="off")
-            if stable:
-                preferred = min(int(st.session_state["preferred"]), b_max or 1024)
-                bar = st.progress(0.0, "Simulating the Triton batcher…")
-                ds = data.delay_sweep(lam, alpha, tau0, b_max, preferred,
-                                      data.delay_grid(alpha, tau0), 200_000, bar)
-                bar.empty()
-                figures.append(("queue_delay", figs.queue_delay_figure(
-                    ds.delay_ms, ds.p99, ds.mean_latency, ds.best_delay_ms, ds.greedy_p99)))
-                st.caption(f"At this load the delay {ds.best_delay_ms:.3g} ms gives the smallest "
-                           f"p99 ({ds.p99.min():.3g} ms vs {ds.greedy_p99:.3g} ms greedy).")
-    elif view == "Profile fit":
-        figures.append(("throughput_fit", figs.throughput_fit_figure(
-            fit.batch_size, 1000 * fit.batch_size / fit.batch_time_ms, alpha, tau0, fit.r2)))
-        figures.append(("time_residuals", figs.residuals_figure(fit.batch_size, fit.residuals_ms,
-                                                                "ms")))
-        if beta is not None:
-            figures.append(("energy_fit", figs.energy_fit_figure(
-                fit.batch_size, fit.energy_j, beta, c0, fit.r2_energy)))
-        st.caption(f"Source: {profile.source}")
-    else:
+    ctx = dict(c=c, x=to_x(c.lam), to_x=to_x, x_title=x_title, x_max=x_max,
+               unstable_at=float(to_x(cap)), sla=sla, sweep=sweep, base=base, here=here,
+               eta=eta, stable=stable, fit=fit, lam=lam, b_max=b_max)
+    if view == "Formulas":
         for tex, what in FORMULAS:
             st.latex(tex)
             st.caption(what)
         st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
-    for name, fig in figures:
-        chart(fig, name)
+    else:
+        point_dependent = view in ("Utilisation & energy", "Tail latency & Triton")
+        key = (alpha, tau0, b_max, beta, c0, profile, rho_axis, sla,
+               st.session_state["simulate"], None if base is None else base["key"],
+               st.session_state["preferred"], lam if point_dependent else None)
+        for name, fig in cached_view_figures(view, key, ctx):
+            chart(fig, name)
+        if view == "Utilisation & energy" and beta is None:
+            st.info("Energy charts need board power in the profile.")
+        if view == "Profile fit":
+            st.caption(f"Source: {profile.source}")
+        if view == "Tail latency & Triton" and stable:
+            ds = data.delay_sweep(lam, alpha, tau0, b_max,
+                                  min(int(st.session_state["preferred"]), b_max or 1024),
+                                  data.delay_grid(alpha, tau0), 200_000)
+            st.caption(f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
+                       f"gives the smallest p99 ({ds.p99.min():.3g} ms; greedy: "
+                       f"{ds.greedy_p99:.3g} ms).")
 
     params = {"profile": profile.name, "alpha (ms)": f"{alpha:.5g}", "tau0 (ms)": f"{tau0:.5g}",
               "b_max": b_max or "∞", "load (req/s)": f"{lam * 1000:.6g}",
               "rho": f"{lam * alpha:.4f}", "SLA (ms)": sla}
     st.download_button(
-        "Download report", lambda: report_html(
+        "Download report (all charts, offline HTML)", lambda: report_html(
             "GPU dynamic batching", params,
-            [(n, f, "") for n, f in figures] or [("mean latency", figs.latency_figure(
-                x, c.mean_latency, c.phi0, c.phi1, c.phi, x_title=x_title,
-                unstable_at=unstable_at, x_max=x_max), "")],
+            [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
             [what + ": " + tex for tex, what in FORMULAS], ERRATA),
         "gpu_batching_report.html", "text/html", key="report", on_click="ignore",
         icon=":material/description:")

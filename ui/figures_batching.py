@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.plotting import COLORS, add_baseline, finite, new_figure, shade_unstable
+from ui.plotting import COLORS, add_baseline, finite, fit_log_range, new_figure, shade_unstable
 
 
 def _line(x, y, name, color, dash=None, width=2.0):
@@ -66,6 +66,7 @@ def latency_figure(x, exact, phi0, phi1, phi, *, x_title, unstable_at, x_max,
     if sla_ms is not None:
         fig.add_hline(y=sla_ms, line=dict(color="#444", dash="dashdot", width=1),
                       annotation_text=f"SLA {sla_ms:g} ms", annotation_position="top left")
+    fit_log_range(fig, exact, [] if sim is None else sim[1])
     return shade_unstable(fig, unstable_at, x_max, "unstable")
 
 
@@ -109,7 +110,7 @@ def bmax_family_figure(curves, phi_x, phi_y, *, x_title) -> go.Figure:
     for (label, x, y), color in zip(curves, palette * 3):
         fig.add_trace(_line(x, y, label, color))
     fig.add_trace(_line(phi_x, phi_y, "φ (b_max = ∞, eq 43)", COLORS["phi"], dash="dash"))
-    return fig
+    return fit_log_range(fig, *[y for _, _, y in curves])
 
 
 def percentiles_figure(x, p50, p95, p99, ci_ok, exact_x, exact_mean, *, x_title, unstable_at,
@@ -127,6 +128,7 @@ def percentiles_figure(x, p50, p95, p99, ci_ok, exact_x, exact_mean, *, x_title,
     if sla_ms is not None:
         fig.add_hline(y=sla_ms, line=dict(color="#444", dash="dashdot", width=1),
                       annotation_text=f"SLA {sla_ms:g} ms", annotation_position="top left")
+    fit_log_range(fig, exact_mean, p99)
     return shade_unstable(fig, unstable_at, x_max, "unstable")
 
 

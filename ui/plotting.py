@@ -13,13 +13,14 @@ UNSTABLE_FILL = "rgba(214, 39, 40, 0.08)"
 
 
 def new_figure(title: str, x_title: str, y_title: str, *, log_y: bool = False) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(
+    # No named template: Streamlit themes the chart, and loading a template deep-copies
+    # it (~70 ms a figure, most of a rerun).
+    fig = go.Figure(layout=dict(
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
-        xaxis_title=x_title, yaxis_title=y_title, template="plotly_white",
+        xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text=y_title)),
         margin=dict(l=60, r=20, t=50, b=50), height=380,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-        hovermode="x unified")
+        hovermode="x unified"))
     if log_y:
         fig.update_yaxes(type="log")
     return fig
@@ -29,6 +30,16 @@ def finite(y) -> list:
     """y with non-finite values as None (Plotly leaves a gap instead of failing)."""
     y = np.asarray(y, dtype=float)
     return [float(v) if np.isfinite(v) else None for v in y]
+
+
+def fit_log_range(fig: go.Figure, *series, pad: float = 1.6) -> go.Figure:
+    """Log y-axis spanning the finite values of ``series`` (bounds that blow up near
+    capacity would otherwise squash the curves that matter)."""
+    values = np.concatenate([np.ravel(np.asarray(s, dtype=float)) for s in series])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size:
+        fig.update_yaxes(range=[np.log10(values.min() / pad), np.log10(values.max() * pad)])
+    return fig
 
 
 def shade_unstable(fig: go.Figure, limit: float, x_max: float, label: str) -> go.Figure:

@@ -100,6 +100,6 @@ def to_safe_csv(frame: pd.DataFrame) -> bytes:
     """CSV bytes of ``frame`` with formula-looking text cells neutralised."""
     safe = frame.copy()
     for col in safe.columns:
-        if safe[col].dtype == object:
+        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
             safe[col] = safe[col].map(neutralise_cell)
     return safe.to_csv(index=False).encode("utf-8")
