@@ -7,8 +7,7 @@ from engine.operating_point import cost_per_million, max_rate_for_p99
 from ui import batching_data as data
 from ui import compare, share
 from ui import figures_batching as figs
-from ui.export import figure_csv, figure_html, report_html
-from ui.plotting import chart_config
+from ui.export import report_html, show_chart
 from ui.profile_input import profile_input
 
 PAGE = "gpu"
@@ -77,15 +76,6 @@ def sidebar():
         st.radio("Chart image format", ("png", "svg"), key="img", horizontal=True,
                  help="What the camera icon of every chart downloads.")
     return profile
-
-
-def chart(fig, name: str):
-    st.plotly_chart(fig, config=chart_config(st.session_state["img"], name), key=f"chart_{name}")
-    c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
-                       key=f"csv_{name}", on_click="ignore", icon=":material/download:")
-    c2.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
-                       key=f"html_{name}", on_click="ignore", icon=":material/download:")
 
 
 def view_figures(view: str, ctx: dict) -> list:
@@ -248,7 +238,7 @@ def run():
                st.session_state["simulate"], None if base is None else base["key"],
                st.session_state["preferred"], lam if point_dependent else None)
         for name, fig in cached_view_figures(view, key, ctx):
-            chart(fig, name)
+            show_chart(fig, name)
         if view == "Utilisation & energy" and beta is None:
             st.info("Energy charts need board power in the profile.")
         if view == "Profile fit":

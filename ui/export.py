@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from ui.plotting import chart_config
 from ui.uploads import to_safe_csv
 
 # Standalone HTML gets both image formats as modebar buttons (JavaScript is fine there).
@@ -81,3 +82,18 @@ padding:4px 8px;text-align:left}} .cap{{color:#555;font-size:0.9em}} code{{font-
 <h2>Parameters</h2><table>{rows}</table>{''.join(parts)}
 <h2>Formulas</h2><ul>{formula_list}</ul>{f'<h2>Notes</h2><ul>{note_list}</ul>' if notes else ''}
 {_BOTH_FORMATS_JS}</body></html>"""
+
+
+def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None:
+    """Draw a chart with its exports: the modebar camera downloads PNG or SVG (the
+    format chosen in ``st.session_state[image_format_key]``), and buttons give the
+    data as CSV and the chart as standalone HTML (generated only when clicked)."""
+    import streamlit as st
+
+    fmt = st.session_state.get(image_format_key, "png")
+    st.plotly_chart(fig, config=chart_config(fmt, name), key=f"chart_{name}")
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
+                       key=f"csv_{name}", on_click="ignore", icon=":material/download:")
+    c2.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
+                       key=f"html_{name}", on_click="ignore", icon=":material/download:")
