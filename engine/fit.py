@@ -34,7 +34,10 @@ def linear_fit(x, y) -> LinearFit:
     return LinearFit(float(slope), float(intercept), float(r2), residuals)
 
 
-def _positive_column(values, name: str, n: int | None = None) -> np.ndarray:
+def _positive_column(values, name: str, n: int | None = None,
+                     reference: str = "batch_size") -> np.ndarray:
+    """``values`` as a 1-d float array of finite positive numbers (``n`` of them,
+    like the ``reference`` column), or ``ValueError`` naming the column."""
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -42,7 +45,7 @@ def _positive_column(values, name: str, n: int | None = None) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d sequence")
     if n is not None and arr.size != n:
-        raise ValueError(f"{name} has {arr.size} values, batch_size has {n}")
+        raise ValueError(f"{name} has {arr.size} values, {reference} has {n}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     if np.any(arr <= 0):
@@ -106,22 +109,6 @@ def fit_batch_profile(batch_size, throughput_per_s, power_w=None) -> BatchProfil
 
 # ---- LLM request latency by token counts (Yang et al. §II-B, Table I)
 
-def _token_column(values, name: str, n: int | None = None) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-d sequence")
-    if n is not None and arr.size != n:
-        raise ValueError(f"{name} has {arr.size} values, output_tokens has {n}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    if np.any(arr <= 0):
-        raise ValueError(f"{name} must be positive, got {arr[arr <= 0][0]:g}")
-    return arr
-
-
 @dataclass(frozen=True)
 class TokenLatencyFit:
     """S = a·n_out (+ b·n_in) + c in seconds, fitted by least squares."""
@@ -149,10 +136,10 @@ def fit_token_latency(output_tokens, seconds) -> TokenLatencyFit:
     Raises ``ValueError`` naming a bad column (non-positive, non-finite,
     mismatched lengths, fewer than 2 distinct token counts).
     """
-    n = _token_column(output_tokens, "output_tokens")
+    n = _positive_column(output_tokens, "output_tokens")
     if np.unique(n).size < 2:
         raise ValueError("output_tokens needs at least 2 distinct values to fit a line")
-    s = _token_column(seconds, "seconds", n.size)
+    s = _positive_column(seconds, "seconds", n.size, "output_tokens")
     f = linear_fit(n, s)
     return TokenLatencyFit(a_s_per_token=f.slope, c_s=f.intercept, r2=f.r2,
                            residuals_s=f.residuals)
@@ -165,9 +152,9 @@ def fit_token_latency_with_input(output_tokens, input_tokens, seconds) -> TokenL
     c = −0.076 s.  Needs at least 2 distinct values of each token count and
     3 rows.
     """
-    n = _token_column(output_tokens, "output_tokens")
-    m = _token_column(input_tokens, "input_tokens", n.size)
-    s = _token_column(seconds, "seconds", n.size)
+    n = _positive_column(output_tokens, "output_tokens")
+    m = _positive_column(input_tokens, "input_tokens", n.size, "output_tokens")
+    s = _positive_column(seconds, "seconds", n.size, "output_tokens")
     if np.unique(n).size < 2 or np.unique(m).size < 2:
         raise ValueError("output_tokens and input_tokens each need at least 2 distinct values")
     design = np.column_stack([n, m, np.ones_like(n)])

@@ -80,6 +80,12 @@ def _column(values, where: str) -> np.ndarray:
     return arr
 
 
+def _load_all(directory, loader) -> dict:
+    """Every ``*.toml`` preset in ``directory`` loaded by ``loader``, keyed by its id."""
+    presets = (loader(path) for path in sorted(Path(directory).glob("*.toml")))
+    return {preset.id: preset for preset in presets}
+
+
 def load_batch_profile(path) -> BatchProfile:
     """Load and validate one batch-profile TOML file."""
     path = Path(path)
@@ -108,11 +114,7 @@ def load_batch_profile(path) -> BatchProfile:
 
 def batch_profiles(directory=BATCH_PROFILE_DIR) -> dict[str, BatchProfile]:
     """All batch-profile presets in ``directory`` (one TOML file each), keyed by id."""
-    out = {}
-    for path in sorted(Path(directory).glob("*.toml")):
-        profile = load_batch_profile(path)
-        out[profile.id] = profile
-    return out
+    return _load_all(directory, load_batch_profile)
 
 
 # ---- LLM request latency by token counts (Yang et al. Table I), presets/llm/*.toml
@@ -180,11 +182,7 @@ def load_token_latency_profile(path) -> TokenLatencyProfile:
 
 def token_latency_profiles(directory=TOKEN_LATENCY_DIR) -> dict[str, TokenLatencyProfile]:
     """All token-latency presets in ``directory`` (one TOML file each), keyed by id."""
-    out = {}
-    for path in sorted(Path(directory).glob("*.toml")):
-        profile = load_token_latency_profile(path)
-        out[profile.id] = profile
-    return out
+    return _load_all(directory, load_token_latency_profile)
 
 
 # ---------------------------------------------------------------- LLM batch times (eq 18)
@@ -250,11 +248,7 @@ def load_llm_batch_time(path) -> LLMBatchTimePreset:
 
 def llm_batch_time_presets(directory=LLM_BATCH_TIME_DIR) -> dict[str, LLMBatchTimePreset]:
     """All LLM batch-time presets in ``directory`` (one TOML file each), keyed by id."""
-    out = {}
-    for path in sorted(Path(directory).glob("*.toml")):
-        preset = load_llm_batch_time(path)
-        out[preset.id] = preset
-    return out
+    return _load_all(directory, load_llm_batch_time)
 
 
 # ---------------------------------------------------------------- CPU-GPU pipeline presets
@@ -355,17 +349,9 @@ def load_pipeline_workload(path) -> PipelineWorkload:
 
 def gpu_specs(directory=GPU_SPEC_DIR) -> dict[str, GpuSpec]:
     """All GPU spec presets in ``directory`` (one TOML file each), keyed by id."""
-    out = {}
-    for path in sorted(Path(directory).glob("*.toml")):
-        spec = load_gpu_spec(path)
-        out[spec.id] = spec
-    return out
+    return _load_all(directory, load_gpu_spec)
 
 
 def pipeline_workloads(directory=PIPELINE_WORKLOAD_DIR) -> dict[str, PipelineWorkload]:
     """All pipeline workload presets in ``directory`` (one TOML file each), keyed by id."""
-    out = {}
-    for path in sorted(Path(directory).glob("*.toml")):
-        wl = load_pipeline_workload(path)
-        out[wl.id] = wl
-    return out
+    return _load_all(directory, load_pipeline_workload)
