@@ -199,6 +199,14 @@ class DispatchSimResult:
         idx = np.searchsorted(self.sorted_response, rt, side="right")
         return (idx / self.sorted_response.size)[()]
 
+    def response_percentile(self, p):
+        """p-th percentile of the response time (s) over the counted requests."""
+        return float(np.percentile(self.sorted_response, float(p)))
+
+    def waiting_percentile(self, p):
+        """p-th percentile of the waiting time (s) over the counted requests."""
+        return float(np.percentile(self.sorted_waiting, float(p)))
+
     def waiting_fraction_within(self, w):
         """Fraction of requests that waited ≤ ``w`` (broadcasts over w)."""
         w = np.asarray(w, dtype=float)

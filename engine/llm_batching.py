@@ -475,7 +475,8 @@ def _dynamic_chain(lam: float, dist, k, b_max: float, n_states: int):
     return wait, sojourn, eb, (q @ ehb) / cycle, top
 
 
-def dynamic_solution(lam: float, dist, k, b_max=None) -> DynamicSolution:
+def dynamic_solution(lam: float, dist, k, b_max=None, max_states: int = _CHAIN_MAX
+                     ) -> DynamicSolution:
     """Exact dynamic batching with random batch times H(B, L_B), one arrival rate.
 
     The departure chain (``_dynamic_chain``) is truncated at 64, 128, … states
@@ -484,7 +485,8 @@ def dynamic_solution(lam: float, dist, k, b_max=None) -> DynamicSolution:
     moderate load, ~15 s at 2048 states).  Loads at or above
     ``stability_limit('dynamic', ...)`` give ``inf`` with ``stable=False``; a
     stable load whose chain needs more states (very close to saturation) gives
-    ``inf`` with ``converged=False`` (simulate there instead).  The mean wait follows by renewal
+    ``inf`` with ``converged=False`` (simulate there instead); ``max_states``
+    lowers that ceiling to bound the time spent (a dashboard).  The mean wait follows by renewal
     reward over departure cycles (an idle period of mean 1/λ after n = 0, then a
     batch with E[area of waiting requests] = (n − B)·E[H_B] + λE[H_B²]/2).
     """
@@ -500,8 +502,11 @@ def dynamic_solution(lam: float, dist, k, b_max=None) -> DynamicSolution:
     if lam == 0.0:
         h1 = float(mean_batch_time(1, dist, kk))
         return DynamicSolution(0.0, h1, 1.0, 0.0, 1, True)
+    if not _CHAIN_START <= int(max_states) <= _CHAIN_MAX:
+        raise ValueError(f"max_states must be in [{_CHAIN_START}, {_CHAIN_MAX}], "
+                         f"got {max_states!r}")
     n_states = _CHAIN_START
-    while n_states <= _CHAIN_MAX:
+    while n_states <= int(max_states):
         wait, soj, eb, util, top = _dynamic_chain(lam, dist, kk, cap, n_states)
         if top < _CHAIN_TOL:
             return DynamicSolution(float(wait), float(soj), float(eb), float(util), n_states, True)
@@ -680,3 +685,47 @@ def paper_comparison(k, loads=(0.2, 0.5, 0.8), *, n_jobs: int = 20_000, seed=0,
                 rows.append(dict(law=name, lam=lam, load=load, strategy=strategy,
                                  b_throughput=b_thr, **v))
     return rows
+
+
+# ---------------------------------------------------------------- recommendations
+
+B_MAX_CANDIDATES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def recommended_b_max(lam: float, dist, k, candidates=B_MAX_CANDIDATES,
+                      max_load: float = 0.9, max_states: int = _CHAIN_MAX) -> tuple[int, float]:
+    """(b_max, mean sojourn in s) minimising the exact capped dynamic-batching sojourn at λ.
+
+    Only candidates with λ ≤ ``max_load``·μ[b_max] are solved (closer to
+    saturation the chain needs thousands of states and the latency is large
+    anyway); a chain needing more than ``max_states`` states counts as ``inf``.
+    (0, inf) when no candidate qualifies.
+    """
+    lam = float(LAM_PER_S.check(lam))
+    cands = np.asarray([int(c) for c in candidates])
+    LLM_BATCH.check(cands, "candidates")
+    if not 0.0 < max_load <= 1.0:
+        raise ValueError(f"max_load must be in (0, 1], got {max_load!r}")
+    mu = np.atleast_1d(throughput(cands, dist, k))
+    best, best_soj = 0, np.inf
+    for c in cands[lam <= max_load * mu]:
+        soj = dynamic_solution(lam, dist, k, int(c), max_states).mean_sojourn
+        if soj < best_soj:
+            best, best_soj = int(c), float(soj)
+    return best, best_soj
+
+
+def best_strategy(values: dict) -> list[str]:
+    """Per load, the name whose mean latency is smallest; "" where none is finite.
+
+    ``values`` maps a strategy name to an array of mean latencies over the same
+    loads (``inf`` or NaN: unstable or not computed there).
+    """
+    if not values:
+        return []
+    names = list(values)
+    table = np.vstack([np.asarray(values[n], dtype=float).ravel() for n in names])
+    table = np.where(np.isfinite(table), table, np.inf)
+    idx = np.argmin(table, axis=0)
+    ok = np.isfinite(table.min(axis=0))
+    return [names[i] if good else "" for i, good in zip(idx, ok)]

@@ -21,7 +21,10 @@ service times are exponential; arrivals are Poisson of rate λ.
   λ < θA2·1, θ the stationary vector of A0 + A1 + A2 (the drift condition).
 * ``tandem_independent``: the naive answer, the three stations solved as if
   they were independent (the CU stage is fed the memory stage's throughput).
-* ``rates_from_specs``: μ_cpu, μ_mem, μ_cu, c, K from a GPU spec and a workload.
+* ``rates_from_specs``: μ_cpu, μ_mem, μ_cu, c, K from a GPU spec and a workload;
+  ``group_compute_units`` models the c SMs as fewer, faster servers (the
+  stage's total rate kept) so the exact solve stays small.
+* ``capacity``: the saturation throughput alone (one N×N solve per point).
 
 Cost: the phase blocks are dense, so one exact solve is O(N³) per reduction
 step (about 10 steps, more near saturation), N = (K+1)(c+1) (+ K + c + 2 after
@@ -55,6 +58,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+import functools
+
 import numpy as np
 
 from .params import LAM, PIPE_C, PIPE_K, PIPE_MU, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
@@ -83,6 +88,25 @@ class Station:
     p_block: np.ndarray      # probability an arrival is lost (0 for M/M/1)
     throughput: np.ndarray   # admitted (= departure) rate
     p: np.ndarray            # state probabilities, last axis n = 0, 1, ...
+
+
+try:  # small dense solves are fastest on one BLAS thread
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - optional speed-up
+    threadpool_limits = None
+
+
+def _one_blas_thread(fn):
+    """Run ``fn`` with BLAS limited to one thread.  The phase blocks here are at most
+    a few thousand wide; on 2 busy cores OpenBLAS's threads made a K=8, c=16 curve
+    35x slower (0.77 s with one thread against 14-27 s)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if threadpool_limits is None:
+            return fn(*args, **kwargs)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def _finite_station(lam, mu, c: int, K: int) -> Station:
@@ -360,6 +384,7 @@ def _check_blocking(blocking: str) -> str:
     return blocking
 
 
+@_one_blas_thread
 def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before") -> Tandem:
     """Exact stationary solution of the blocking tandem (matrix-geometric, see module doc).
 
@@ -512,3 +537,38 @@ def rates_from_specs(spec, workload) -> PipelineRates:
     t_cu = f * flops / (per_cycle * spec.boost_clock_MHz * 1e6)
     return PipelineRates(mu_cpu=1e-3 / t_cpu, mu_mem=1e-3 / t_mem, mu_cu=1e-3 / t_cu, K=K, c=c,
                          flops_per_job=flops, mem_traffic_bytes_per_job=traffic)
+
+
+# ---------------------------------------------------------------- capacities and grouping
+
+@_one_blas_thread
+def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking="before"):
+    """Largest sustainable job rate of the tandem (θA2·1, the drift condition).
+
+    Cheaper than ``tandem``: one stationary vector of the saturated downstream
+    (one N×N solve per point).  Never above min(μ_cpu, μ_mem, c·μ_cu).
+    """
+    mu_cpu, mu_mem, mu_cu = (PIPE_MU_CPU.check(mu_cpu), PIPE_MU_MEM.check(mu_mem),
+                             PIPE_MU_CU.check(mu_cu))
+    K, c = _int(K, PIPE_K), _int(c, PIPE_C)
+    ph = _phases(K, c, _check_blocking(blocking))
+    mu_cpu, mu_mem, mu_cu = np.broadcast_arrays(mu_cpu, mu_mem, mu_cu)
+    shape = mu_cpu.shape
+    rates = np.stack([mu_cpu.ravel(), mu_mem.ravel(), mu_cu.ravel()], axis=1)
+    return _saturation(ph, rates)[1].reshape(shape)[()]
+
+
+def group_compute_units(rates: PipelineRates, units: int) -> PipelineRates:
+    """The same pipeline with its c compute units modelled as ``units`` servers.
+
+    Each modelled unit stands for c/units SMs and serves a job c/units times
+    faster, so the compute stage's total rate c·μ_cu is kept; with fewer
+    servers fewer jobs run at once, so blocking is somewhat overstated.  The
+    exact tandem costs O(((K+1)(units+1))³): grouping is what makes an SM count
+    of 108 solvable at slider speed.
+    """
+    units = _int(units, PIPE_C)
+    return PipelineRates(mu_cpu=rates.mu_cpu, mu_mem=rates.mu_mem,
+                         mu_cu=rates.mu_cu * rates.c / units, K=rates.K, c=units,
+                         flops_per_job=rates.flops_per_job,
+                         mem_traffic_bytes_per_job=rates.mem_traffic_bytes_per_job)

@@ -12,8 +12,12 @@ W_r = d1 + r·c with c = d1 + d2 + Δ (eq 5).  ``waiting_percentile`` is eq 1,
 ``response_cdf`` eq 7, ``min_backends`` the smallest n meeting an SLA by eq 7.
 
 **Reference**: one central FIFO queue (M/M/n): ``erlang_c``,
-``mmn_response_cdf`` and ``erlang_c_min_servers``.  ``simulate_dispatch``
-(``engine.dispatch_sim``) simulates random_retry, jsq and central_queue.
+``mmn_response_cdf``, ``mmn_waiting_percentile`` and ``erlang_c_min_servers``.
+``simulate_dispatch`` (``engine.dispatch_sim``) simulates random_retry, jsq and
+central_queue; ``fewest_meeting`` reads the fewest replicas off simulated
+fractions.  ``service_law`` builds an exponential, lognormal or deterministic
+service time of a given mean; ``diurnal_trace`` a seeded synthetic day of load
+for ``plan_replicas``.
 
 Errata and limits, checked in ``tests/test_sla.py``:
 
@@ -65,7 +69,7 @@ from . import batching
 from .dispatch_sim import DispatchSimResult, simulate_dispatch  # noqa: F401 (public API)
 from .params import (ALPHA, COST, HEADROOM, INTERVAL, LAM, LATENCY_TARGET_MS, MU,
                      N_BACKENDS, NET_DELAY, PERCENTILE, PROVISIONING_DELAY, RESPONSE_TARGET,
-                     TAU0, check_b_max)
+                     TAU0, WARMUP, check_b_max)
 
 _TAIL_EPS = 1e-17        # geometric terms dropped once ρ^(r+1) is below this
 _R_BLOCK = 256           # retries summed per block in response_cdf
@@ -403,6 +407,57 @@ def erlang_c_min_servers(lam, mu, rt, percentile):
     return np.where(feasible, hi, np.inf)[()]
 
 
+def mmn_waiting_percentile(p, lam, mu, n):
+    """p-th percentile of the queueing wait W_q (s) in M/M/n FIFO, in closed form:
+    P(W_q > t) = C e^(−(nμ − λ)t), so t_p = max(0, ln(C/(1 − p/100))/(nμ − λ));
+    ``inf`` for λ ≥ nμ."""
+    pc = PERCENTILE.check(p, "p") / 100.0
+    lam, mu, n = LAM.check(lam), MU.check(mu), N_BACKENDS.check(n)
+    stable = lam < n * mu
+    cw = erlang_c(n, np.where(stable, lam / mu, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.log(cw / (1.0 - pc)) / np.where(stable, n * mu - lam, 1.0)
+    return np.where(stable, np.maximum(np.nan_to_num(t, nan=0.0, neginf=0.0), 0.0),
+                    np.inf)[()]
+
+
+def fewest_meeting(n, within, percentile):
+    """Smallest n of a grid whose fraction within RT reaches percentile/100
+    (e.g. simulated ``fraction_within`` at each n); ``inf`` if none on the grid.
+    P(R ≤ RT) grows with n, so the first n that meets it is the answer provided
+    the grid starts low enough and is contiguous."""
+    n = np.asarray(N_BACKENDS.check(n, "n"), dtype=float).ravel()
+    within = _probability(np.ravel(within), "within")
+    if within.shape != n.shape:
+        raise ValueError("within must have one value per n")
+    pc = float(PERCENTILE.check(percentile)) / 100.0
+    ok = within >= pc
+    return float(n[ok].min()) if ok.any() else float("inf")
+
+
+SERVICE_LAWS = ("exponential", "lognormal", "deterministic")
+
+
+def service_law(kind, mean_s, sigma=1.0):
+    """Service-time law with mean ``mean_s`` (s): a scipy.stats frozen
+    exponential or lognormal (log-sd ``sigma``, scale e^(ln mean − σ²/2)), or
+    the number ``mean_s`` for a deterministic time (as ``response_cdf`` and
+    ``simulate_dispatch`` take it)."""
+    mean = float(NET_DELAY.check(mean_s, "mean_s"))
+    if mean <= 0:
+        raise ValueError(f"mean_s must be a time > 0, got {mean:g}")
+    if kind == "exponential":
+        return stats.expon(scale=mean)
+    if kind == "lognormal":
+        s = float(sigma)
+        if not 0.0 < s <= 5.0:
+            raise ValueError(f"sigma must be a number in (0, 5], got {sigma!r}")
+        return stats.lognorm(s=s, scale=mean * np.exp(-0.5 * s * s))
+    if kind == "deterministic":
+        return mean
+    raise ValueError(f"kind must be one of {', '.join(SERVICE_LAWS)}, got {kind!r}")
+
+
 # ------------------------------------------------------------ GPU operating point
 
 def gpu_service_rate(alpha_ms, tau0_ms, latency_target_ms, b_max=None):
@@ -457,6 +512,37 @@ class ReplicaPlan:
     def savings(self) -> float:
         """Fraction of the static cost saved (0 if nothing is static)."""
         return 1.0 - self.gpu_hours / self.static_gpu_hours if self.static_gpu_hours else 0.0
+
+
+def diurnal_trace(mean_rate, hours=24.0, interval_s=300.0, amplitude=0.5, n_spikes=3,
+                  spike_factor=2.0, spike_minutes=15.0, noise=0.05, seed=None):
+    """A synthetic day of load: requests/s per interval (seeded, reproducible).
+
+    rate(t) = mean·(1 − a·cos(2π(t − 3 h)/24 h)) (lowest at 03:00, highest at
+    15:00), times a lognormal noise factor of log-sd ``noise`` and mean 1,
+    with ``n_spikes`` bursts at random starts that multiply the rate by
+    ``spike_factor`` for ``spike_minutes`` (at least one interval).  With no
+    noise or spikes and a whole number of days the mean is ``mean_rate``.
+    """
+    mean = float(LAM.check(mean_rate, "mean_rate"))
+    if not np.isfinite(mean):
+        raise ValueError("mean_rate must be finite")
+    interval = float(INTERVAL.check(interval_s))
+    hours = float(INTERVAL.check(hours, "hours"))
+    a = float(_probability(amplitude, "amplitude"))
+    spikes = int(WARMUP.check(n_spikes, "n_spikes"))
+    factor = float(HEADROOM.check(spike_factor, "spike_factor"))
+    length = float(PROVISIONING_DELAY.check(spike_minutes, "spike_minutes")) * 60.0
+    sd = float(HEADROOM.check(noise, "noise"))
+    size = max(int(round(hours * 3600.0 / interval)), 1)
+    rng = np.random.default_rng(seed)
+    t_h = np.arange(size) * interval / 3600.0
+    rate = mean * (1.0 - a * np.cos(2.0 * np.pi * (t_h - 3.0) / 24.0))
+    rate = rate * np.exp(sd * rng.standard_normal(size) - 0.5 * sd * sd)
+    width = max(int(np.ceil(length / interval - 1e-12)), 1)
+    for s in rng.integers(0, size, size=spikes):
+        rate[s:s + width] *= factor
+    return rate
 
 
 def trace_rates(trace, interval_s, kind="rate"):

@@ -226,3 +226,15 @@ def grid_top(dist, n_max=np.inf) -> int:
         raise ValueError(f"the token law reaches {top:g} tokens; at most {MAX_TOKEN_GRID} "
                          "can be summed over: set n_max")
     return int(top)
+
+
+def binned_pmf(dist, n_bins: int = 60, upper_q: float = 0.999):
+    """Histogram of n: (bin edges, probability per bin) over 0..K, K the ``upper_q``-quantile.
+
+    Bins hold the integer counts in (edge_i, edge_{i+1}]; the mass above K
+    (1 − P(n ≤ K)) is left out.
+    """
+    top = float(min(token_quantile(dist, upper_q), MAX_TOKEN_GRID))
+    edges = np.unique(np.round(np.linspace(0.0, max(top, 1.0), int(n_bins) + 1)))
+    cdf = np.asarray(token_cdf(dist, edges), dtype=float)
+    return edges, np.diff(cdf)

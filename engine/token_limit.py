@@ -15,6 +15,8 @@ a in seconds per token.
 * ``optimal_limit``: the n_max maximising V1 (eq 10) or V2 (eq 11).
 * ``simulate_token_queue``: the exact sample path, validating all of these.
 * ``paper_comparison``: §V-B's numbers beside this model's.
+* ``limit_curves``, ``limit_point``, ``largest_stable_limit``, ``objective_v1/v2``:
+  everything a dashboard plots over n_max, or answers at one limit.
 
 How the exact M/G/1+D solution works.  The virtual waiting time V (the work
 in the system) has an atom P0 = P(V = 0) and a density f on (0, ∞).  Level
@@ -132,24 +134,52 @@ def clipped_token_moments(dist, n_max):
     return s1[idx][()], s2[idx][()]
 
 
+EXACT_SPAN = 200_000               # tokens beyond the largest limit summed term by term
+
+
+def _inverse_tail(dist, k0: int, law_top: float) -> float:
+    """E[1/n; n > k0] = S(k0)/(k0 + 1) − Σ_{k>k0} S(k)/(k(k + 1)), S(k) = P(n > k).
+
+    The sum (weights ~1/k²) is exact up to k0 + ``EXACT_SPAN`` and beyond by
+    the trapezoid rule on a geometric grid up to the top of the law (relative
+    error of that remote part ~1e-7; it is itself below S(k0 + EXACT_SPAN)/EXACT_SPAN).
+    """
+    sf = lambda k: np.clip(np.asarray(dist.sf(np.asarray(k, float)), float), 0.0, 1.0)
+    s0 = float(sf(float(k0)))
+    if s0 == 0.0:
+        return 0.0
+    j = int(min(law_top, k0 + EXACT_SPAN))
+    k = np.arange(k0 + 1, j + 1, dtype=float)
+    rest = float(np.sum(sf(k) / (k * (k + 1.0)))) if k.size else 0.0
+    if law_top > j:
+        x = np.geomspace(float(j), float(law_top), 4001)
+        f = sf(x) / (x * (x + 1.0))
+        rest += float(np.sum(0.5 * (f[1:] + f[:-1]) * np.diff(x))) - 0.5 * f[0]
+    return max(s0 / (k0 + 1.0) - rest, 0.0)
+
+
 def mean_utility(dist, n_max):
     """E[u | n_max] = E[min(n, n_max)/n], the mean share of the requested tokens served (eq 10).
 
     u(n) = 1 for n ≤ n_max and n_max/n above, so E[u] = P(n ≤ n_max) + n_max·E[1/n; n > n_max].
-    Vectorised over ``n_max``.
+    Exact sums up to the largest finite ``n_max``; beyond it E[1/n; n > K] by
+    summation by parts (``_inverse_tail``), so a heavy tail costs no more than a
+    light one.  Vectorised over ``n_max``.
     """
     m = check_n_max(n_max)
-    top = int(min(_law_top(dist), token_laws.MAX_TOKEN_GRID))
+    law_top = _law_top(dist)
+    finite = m[np.isfinite(m)]
+    top = int(min(law_top, max(float(finite.max()) if finite.size else 1.0, 1.0),
+                  token_laws.MAX_TOKEN_GRID))
     k = np.arange(1, top + 1, dtype=float)
     pmf = token_laws.token_pmf(dist, k)
     full = np.concatenate([[0.0], np.cumsum(pmf)])                   # Σ_{k≤m} p_k
     part = np.concatenate([[0.0], np.cumsum(pmf / k)])               # Σ_{k≤m} p_k/k
-    idx = np.minimum(m, top).astype(np.int64)
-    # beyond the grid top: P(n > top)/top bounds E[1/n; n > top] (≤ 1e-15 unless capped)
-    tail = float(np.clip(dist.sf(float(top)), 0.0, 1.0)) / top
+    tail = _inverse_tail(dist, top, law_top)                          # Σ_{k>top} p_k/k
+    idx = np.minimum(np.where(np.isfinite(m), m, top), top).astype(np.int64)
     with np.errstate(invalid="ignore"):
-        u = full[idx] + np.where(idx < top, m, 0.0) * (part[-1] - part[idx] + tail)
-    return np.where(m >= top, 1.0, np.clip(u, 0.0, 1.0))[()]
+        u = full[idx] + np.where(np.isfinite(m), m, 0.0) * (part[-1] - part[idx] + tail)
+    return np.where(m >= law_top, 1.0, np.clip(u, 0.0, 1.0))[()]
 
 
 def _service_moments(a, c, e1, e2):
@@ -732,3 +762,119 @@ def paper_comparison(a=None, c=None, *, method="exact") -> tuple[PaperValue, ...
         PaperValue("loss fraction change, n_max 1300 vs 3000", "%", -56.36,
                    100.0 * (loss1300 / loss3000 - 1.0), f"π(3000) = {loss3000:.4f}"),
     )
+
+
+# ------------------------------------------------------------ curves over n_max (plots)
+
+def largest_stable_limit(lam, a, c, dist) -> float:
+    """Largest n_max with ρ = λ(a·E[min(n, n_max)] + c) < 1 (no impatience).
+
+    ``inf`` when even no limit is stable, 0 when no limit is: a lone one-token
+    answer (a + c seconds) already fills the server.  E[min(n, m)] = Σ_{k<m} P(n > k)
+    is summed in doubling chunks until ρ reaches 1, so a heavy tail that
+    overloads the server early costs little.  Scalar arguments.
+    """
+    lam, a, c = (float(x) for x in _check_rates(lam, a, c))
+    top = int(min(_law_top(dist), token_laws.MAX_TOKEN_GRID))
+    start, total, chunk = 0, 0.0, 4096
+    while start < top:
+        k = np.arange(start, min(start + chunk, top), dtype=float)
+        sf = np.clip(np.asarray(dist.sf(k), float), 0.0, 1.0)
+        if start == 0:
+            sf[0] = 1.0                                   # P(n > 0) = 1: n ≥ 1
+        rho = lam * (a * (total + np.cumsum(sf)) + c)     # ρ at n_max = k + 1
+        if rho[-1] >= 1.0:
+            return float(k[np.argmax(rho >= 1.0)])         # first unstable n_max − 1
+        total += float(sf.sum())
+        start += k.size
+        chunk *= 2
+    return float("inf")
+
+
+@dataclass(frozen=True)
+class LimitCurves:
+    """Everything the plots of §V-B need on a grid of token limits ``n_max``."""
+
+    n_max: np.ndarray
+    load: np.ndarray               # ρ(n_max) = λE[S] (may exceed 1)
+    stable_limit: float            # largest stable n_max without impatience
+    mean_wait: np.ndarray          # M/G/1 E[W] in s (inf where ρ ≥ 1), eq 1
+    clipped_share: np.ndarray      # P(n > n_max): answers cut short
+    mean_utility: np.ndarray       # E[u | n_max], eq 10
+    patience: float                # τ of the impatience curves (s)
+    exact: Impatience              # exact M/G/1+D
+    interpolation: Impatience      # De Kok-Tijms (eqs 6-8)
+
+
+def limit_curves(lam, a, c, dist, n_max, patience) -> LimitCurves:
+    """Waits, loads, loss fractions and utilities over the token limits ``n_max``.
+
+    Both impatience models are solved (exact and the paper's interpolation), so
+    the plots can show how far the interpolation is off.  Scalar ``lam``, ``a``,
+    ``c``, ``patience``; ``n_max`` a 1-d grid of finite limits.
+    """
+    m = check_n_max(n_max).ravel()
+    if not np.all(np.isfinite(m)):
+        raise ValueError("n_max must be finite token limits for curves")
+    return LimitCurves(
+        n_max=m, load=np.asarray(utilization(lam, a, c, dist, m)),
+        stable_limit=largest_stable_limit(lam, a, c, dist),
+        mean_wait=np.asarray(mean_wait(lam, a, c, dist, m)),
+        clipped_share=1.0 - np.asarray(token_laws.token_cdf(dist, m)),
+        mean_utility=np.asarray(mean_utility(dist, m)), patience=float(patience),
+        exact=impatience(lam, a, c, dist, m, patience, "exact"),
+        interpolation=impatience(lam, a, c, dist, m, patience, "interpolation"))
+
+
+def objective_v1(mean_utility, mean_wait, theta):
+    """V1 = θE[u] − (1 − θ)E[W] (eq 10); ``-inf`` where E[W] is infinite (unstable)."""
+    theta = THETA.check(theta)
+    u, w = np.asarray(mean_utility, float), np.asarray(mean_wait, float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(w), theta * u - (1.0 - theta) * w, -np.inf)[()]
+
+
+def objective_v2(mean_utility, mean_wait_all, loss_fraction, theta, loss_cost,
+                 printed_sign=False):
+    """V2 = θE[u] − (1 − θ)E[W_q] − ℓπ (eq 11 with the sensible sign; module docstring).
+
+    ``printed_sign=True`` gives the paper's printed + (1 − θ)E[W_q].
+    """
+    theta, ell = THETA.check(theta), LOSS_COST.check(loss_cost)
+    sign = 1.0 if printed_sign else -1.0
+    return (theta * np.asarray(mean_utility, float)
+            + sign * (1.0 - theta) * np.asarray(mean_wait_all, float)
+            - ell * np.asarray(loss_fraction, float))[()]
+
+
+@dataclass(frozen=True)
+class LimitPoint:
+    """The queue at one token limit (``n_max = inf``: no limit), with and without impatience."""
+
+    n_max: float
+    load: float                    # ρ = λE[S]
+    capacity_per_s: float          # 1/E[S]: the largest stable λ at this limit
+    stable_limit: float            # largest stable n_max at this λ (inf: any)
+    mean_wait: float               # M/G/1 E[W] (s), inf when unstable
+    clipped_share: float           # P(n > n_max)
+    mean_utility: float            # E[u | n_max]
+    loss_fraction: float           # π(τ) with patience τ
+    mean_wait_all: float           # E[W_q] with patience τ (lost users count τ)
+    mean_wait_served: float        # E[W_qs] with patience τ
+
+
+def limit_point(lam, a, c, dist, n_max, patience, method="exact") -> LimitPoint:
+    """Everything at one token limit ``n_max`` (None or inf: no limit); scalar arguments."""
+    m = float(check_n_max(n_max))
+    lam_, a_, c_ = (float(x) for x in _check_rates(lam, a, c))
+    e1, _ = clipped_token_moments(dist, m)
+    imp = impatience(lam, a, c, dist, m, patience, method)
+    return LimitPoint(
+        n_max=m, load=float(utilization(lam, a, c, dist, m)),
+        capacity_per_s=float(1.0 / (a_ * float(e1) + c_)),
+        stable_limit=largest_stable_limit(lam_, a_, c_, dist),
+        mean_wait=float(mean_wait(lam, a, c, dist, m)),
+        clipped_share=float(1.0 - token_laws.token_cdf(dist, m)) if np.isfinite(m) else 0.0,
+        mean_utility=float(mean_utility(dist, m)),
+        loss_fraction=float(imp.loss_fraction), mean_wait_all=float(imp.mean_wait_all),
+        mean_wait_served=float(imp.mean_wait_served))

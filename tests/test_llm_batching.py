@@ -460,3 +460,34 @@ def test_broadcasting():
         np.testing.assert_allclose(out[:, j], lb.fixed_batch_wait(lam[:, 0], size, LOGNORMAL, K))
     assert np.ndim(lb.expected_max_tokens(UNIFORM, 4)) == 0
     assert lb.dynamic_wait(np.array([[0.1, 0.2]]), UNIFORM, K).shape == (1, 2)
+
+
+def test_recommended_b_max_is_the_best_solved_candidate():
+    from engine import token_laws as tl
+    k = (0.06, 0.126, 0.0003, 0.02269)
+    dist = tl.lognormal(7.0, 0.7)
+    lam = 0.05
+    b, soj = lb.recommended_b_max(lam, dist, k, candidates=(1, 4, 16))
+    direct = {c: lb.dynamic_solution(lam, dist, k, c).mean_sojourn for c in (4, 16)}
+    assert lam > float(lb.throughput(1, dist, k)) * 0.9          # b_max = 1 is skipped
+    assert b == min(direct, key=direct.get) and soj == pytest.approx(direct[b])
+    assert lb.recommended_b_max(10.0, dist, k, candidates=(1, 2)) == (0, np.inf)
+
+
+def test_best_strategy_picks_the_smallest_finite_latency():
+    out = lb.best_strategy({"a": [1.0, np.inf, 5.0, np.nan], "b": [2.0, 3.0, 4.0, np.inf]})
+    assert out == ["a", "b", "b", ""]
+    assert lb.best_strategy({}) == []
+
+
+def test_dynamic_solution_state_ceiling():
+    from engine import token_laws as tl
+    k = (0.06, 0.126, 0.0003, 0.02269)
+    dist = tl.lognormal(7.0, 0.7)
+    full = lb.dynamic_solution(0.09, dist, k, 64)
+    assert full.n_states > 64
+    short = lb.dynamic_solution(0.09, dist, k, 64, max_states=64)
+    assert short.stable and not short.converged and short.mean_sojourn == np.inf
+    assert lb.dynamic_solution(0.09, dist, k, 64, max_states=full.n_states) == full
+    with pytest.raises(ValueError, match="max_states"):
+        lb.dynamic_solution(0.09, dist, k, 64, max_states=10)

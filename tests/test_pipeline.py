@@ -396,3 +396,24 @@ def test_bad_workload_file_names_the_field(tmp_path, field, value):
     (tmp_path / "bad.toml").write_text("\n".join(lines) + f"\n{field} = {value}\n")
     with pytest.raises(ValueError, match=f"bad.toml.*{field}"):
         presets.load_pipeline_workload(tmp_path / "bad.toml")
+
+
+@pytest.mark.parametrize("blocking", pl.BLOCKING)
+def test_capacity_is_the_tandem_saturation_rate_and_below_every_stage(blocking):
+    mu_cpu, mu_mem, mu_cu = np.array([1.0, 3.0, 0.5]), 1.2, 0.3
+    cap = pl.capacity(mu_cpu, mu_mem, mu_cu, 3, 4, blocking)
+    np.testing.assert_allclose(cap, pl.tandem(0.0, mu_cpu, mu_mem, mu_cu, 3, 4,
+                                              blocking).max_throughput, rtol=1e-12)
+    assert np.all(cap < np.minimum(np.minimum(mu_cpu, mu_mem), 4 * mu_cu))
+    # ample buffer and units: the slowest stage alone sets the rate
+    assert pl.capacity(1.0, 5.0, 1.0, 40, 12, blocking) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_grouping_compute_units_keeps_the_stage_rate():
+    spec = presets.gpu_specs()["a100_40gb_sxm"]
+    r = pl.rates_from_specs(spec, presets.pipeline_workloads()["job_1mib_intensity_16"])
+    g = pl.group_compute_units(r, 9)
+    assert g.c == 9 and g.mu_cu * g.c == pytest.approx(r.mu_cu * r.c, rel=1e-12)
+    assert (g.mu_cpu, g.mu_mem, g.K) == (r.mu_cpu, r.mu_mem, r.K)
+    with pytest.raises(ValueError, match="c"):
+        pl.group_compute_units(r, 0)

@@ -479,3 +479,58 @@ def test_timestamps_are_binned_per_interval():
 def test_malformed_trace_raises_naming_the_problem(trace, kind, message):
     with pytest.raises(ValueError, match=message):
         sla.plan_replicas(trace, MU, 0.1, 99, kind=kind)
+
+
+# ------------------------------------------------------------ page helpers
+
+@pytest.mark.parametrize("n,rho,p", [(1, 0.6, 99.0), (8, 0.85, 95.0), (20, 0.5, 99.9)])
+def test_mmn_waiting_percentile_inverts_the_waiting_cdf(n, rho, p):
+    lam = rho * n * MU
+    t = sla.mmn_waiting_percentile(p, lam, MU, n)
+    assert sla.mmn_waiting_cdf(t, lam, MU, n) == pytest.approx(p / 100, abs=1e-9) or \
+        (t == 0.0 and sla.mmn_waiting_cdf(0.0, lam, MU, n) >= p / 100)
+    assert np.isinf(sla.mmn_waiting_percentile(p, n * MU, MU, n))
+    # M/M/1: P(W_q > t) = ρ e^(−(μ − λ)t).
+    assert sla.mmn_waiting_percentile(99, 60.0, MU, 1) == pytest.approx(
+        np.log(0.6 / 0.01) / (MU - 60.0))
+
+
+def test_fewest_meeting_takes_the_first_n_on_the_grid():
+    assert sla.fewest_meeting([9, 10, 11, 12], [0.9, 0.985, 0.992, 0.999], 99) == 11
+    assert np.isinf(sla.fewest_meeting([9, 10], [0.5, 0.9], 99))
+    with pytest.raises(ValueError, match="within"):
+        sla.fewest_meeting([9, 10], [0.5], 99)
+
+
+@pytest.mark.parametrize("kind", sla.SERVICE_LAWS)
+def test_service_laws_have_the_requested_mean(kind):
+    law = sla.service_law(kind, 0.01, sigma=0.8)
+    mean = law if kind == "deterministic" else law.mean()
+    assert mean == pytest.approx(0.01, rel=1e-12)
+    if kind == "lognormal":
+        assert law.std() == pytest.approx(0.01 * np.sqrt(np.expm1(0.64)), rel=1e-9)
+    with pytest.raises(ValueError, match="kind"):
+        sla.service_law("weibull", 0.01)
+
+
+def test_diurnal_trace_follows_its_closed_form_and_is_seeded():
+    flat = sla.diurnal_trace(500.0, hours=24, interval_s=600, amplitude=0.4, n_spikes=0,
+                             noise=0.0, seed=1)
+    t_h = np.arange(144) / 6
+    np.testing.assert_allclose(flat, 500 * (1 - 0.4 * np.cos(2 * np.pi * (t_h - 3) / 24)))
+    assert flat.mean() == pytest.approx(500.0)
+    a = sla.diurnal_trace(500.0, seed=7)
+    np.testing.assert_array_equal(a, sla.diurnal_trace(500.0, seed=7))
+    assert a.size == 288 and np.all(a >= 0)
+    spiky = sla.diurnal_trace(500.0, amplitude=0.0, n_spikes=1, spike_factor=3.0,
+                              spike_minutes=15, noise=0.0, seed=3)
+    assert np.sum(spiky == 1500.0) == 3 and np.sum(spiky == 500.0) == 285
+    with pytest.raises(ValueError, match="amplitude"):
+        sla.diurnal_trace(500.0, amplitude=1.5)
+
+
+def test_simulated_percentiles_match_the_sorted_sample():
+    r = sla.simulate_dispatch("central_queue", 60.0, EXP, 1, n_requests=20_000, seed=2)
+    assert r.response_percentile(99) == pytest.approx(r.p99_response, rel=1e-2)
+    assert r.fraction_within(r.response_percentile(50)) == pytest.approx(0.5, abs=1e-3)
+    assert r.waiting_percentile(99) == pytest.approx(r.p99_waiting, rel=1e-2)

@@ -1,0 +1,145 @@
+"""The LLM batching-strategy page, driven headless with Streamlit's AppTest."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine import llm_batching as lb
+from engine import token_laws as tl
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "llm_batching.py")
+K = (0.06, 0.126, 0.0003, 0.02269)          # presets/llm_batching/a100_llama2_7b.toml
+
+
+def open_page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def trace(fig: dict, start: str) -> dict:
+    return next(t for t in fig["data"] if t.get("name", "").startswith(start))
+
+
+@pytest.mark.parametrize("law", ["lognormal", "uniform", "truncnorm", "empirical"])
+def test_page_runs_for_every_law(law):
+    at = open_page({"law": law})
+    assert charts(at), "the latency chart is drawn"
+    if law == "empirical":                                   # no counts yet: says so
+        assert any("No token counts" in i.value for i in at.info)
+
+
+def test_fixed_curve_on_the_chart_is_the_engine_curve():
+    at = open_page()
+    fig = charts(at)[0]
+    fixed = trace(fig, "fixed b = 16, exact")
+    lam = np.asarray(fixed["x"][:36:5])                          # below μ[16] = 0.141/s
+    expected = lb.fixed_batch_sojourn(lam, 16, tl.lognormal(7.0, 0.7), K)
+    assert fixed["y"][:36:5] == pytest.approx(list(expected), rel=1e-9)
+    assert fixed["y"][-1] is None                                 # unstable: a gap
+    assert metric(at, "Throughput-optimal b") == "272"              # engine docstring
+
+
+def test_moving_sliders_changes_the_figure_and_the_answers():
+    at = open_page()
+    before = trace(charts(at)[0], "capped dynamic")["y"]
+    at.slider(key="ln_sd").set_value(0.5).run()
+    assert not at.exception
+    assert trace(charts(at)[0], "capped dynamic")["y"] != before
+    b_star = metric(at, "Optimal fixed b*")
+    at.slider(key="lam").set_value(0.2).run()
+    assert not at.exception and metric(at, "Optimal fixed b*") != b_star
+
+
+@pytest.mark.parametrize("query", [
+    {"lam_max": "20", "lam": "20", "law": "uniform"}, {"lam_max": "0.01", "lam": "0.001"},
+    {"b": "1", "b_max": "1"}, {"b": "1024", "b_max": "1024", "kv": "100"},
+    {"ln_mu": "12", "ln_sd": "3"}, {"ln_mu": "0", "ln_sd": "0.05"}, {"k3": "0", "k2": "0"}])
+def test_extremes_run_without_exception(query):
+    at = open_page(query)
+    assert charts(at)
+
+
+def test_unstable_load_names_the_capacity():
+    at = open_page({"lam": "0.2"})                 # beyond fixed b = 16 (0.141/s) and dynamic
+    err = next(e.value for e in at.error if e.value.startswith("Unstable"))
+    assert "fixed b (capacity 0.1414" in err and "elastic" not in err
+
+
+def test_heavy_tail_uncapped_dynamic_is_reported_not_drawn():
+    at = open_page({"ln_sd": "1.5"})               # capacity 0.0019/s, below every load shown
+    assert any("unstable at every load" in w.value for w in at.warning)
+    names = [t["name"] for t in charts(at)[0]["data"]]
+    assert not [n for n in names if n.startswith("dynamic, exact")]   # nothing drawn
+
+
+def test_simulation_points_with_ci_and_p99_chart():
+    at = open_page({"simulate": "true", "n_jobs": "1000"})
+    figs = charts(at)
+    assert len(figs) == 2
+    cont = trace(figs[0], "continuous (KV cache), simulated")
+    assert len(cont["x"]) == 8 and len(cont["error_y"]["array"]) == 8
+    assert trace(figs[1], "elastic, simulated")["y"]
+
+
+@pytest.mark.parametrize("view", ["Batch size", "Best strategy", "Formulas"])
+def test_every_view_renders(view):
+    at = open_page({"view": view})
+    if view == "Formulas":
+        assert at.latex and any("Eq 25 is not the mean wait" in m.value for m in at.markdown)
+    else:
+        assert charts(at)
+
+
+def test_share_link_round_trip():
+    at = open_page({"law": "uniform", "u_hi": "2000", "lam": "0.12", "b": "8",
+                    "b_max": "32", "view": "Best strategy"})
+    assert at.session_state["u_hi"] == 2000.0 and at.session_state["b"] == 8
+    params = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+    assert params["law"] == "uniform" and params["b_max"] == "32"
+    again = open_page(params)
+    assert metric(again, "Optimal fixed b*") == metric(at, "Optimal fixed b*")
+    assert again.session_state["view"] == "Best strategy"
+
+
+@pytest.mark.parametrize("query,key", [({"lam": "banana"}, "lam"), ({"ln_sd": "7"}, "ln_sd"),
+                                       ({"b": "2.5"}, "b"), ({"law": "<script>"}, "law"),
+                                       ({"simulate": "maybe"}, "simulate")])
+def test_malformed_link_parameter_falls_back_with_a_warning(query, key):
+    at = open_page(query)
+    assert any(key in w.value for w in at.warning)
+    defaults = {"lam": 0.05, "ln_sd": 0.7, "b": 16, "law": "lognormal", "simulate": False}
+    assert at.session_state[key] == defaults[key]
+
+
+def test_pasted_token_counts_are_used_and_bad_ones_rejected():
+    at = open_page({"law": "empirical"})
+    at.text_area(key="tokens_paste").input("tokens\n100\n200\n300\n400\n").run()
+    assert not at.error and metric(at, "Mean output E[N]") == "250 tokens"
+    bad = "tokens\n100\n-5\n"
+    at.text_area(key="tokens_paste").input(bad).run()
+    assert not at.exception
+    assert any("Token counts not used" in e.value for e in at.error)
+    assert metric(at, "Mean output E[N]") == "250 tokens"          # last valid law kept
+    assert at.text_area(key="tokens_paste").value == bad            # the user's text kept
+
+
+def test_pin_baseline_overlays_and_tabulates():
+    at = open_page()
+    at.button(key="pin_llm").click().run()
+    at.number_input(key="b").set_value(8).run()
+    assert trace(charts(at)[0], "baseline (pinned)")
+    assert len(at.dataframe) >= 2

@@ -1,0 +1,146 @@
+"""The CPU-GPU pipeline page, driven headless with Streamlit's AppTest."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine import pipeline as pl
+from engine.presets import gpu_specs, pipeline_workloads
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "cpu_gpu_pipeline.py")
+
+
+def open_page(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def trace(fig: dict, name: str) -> dict:
+    return next(t for t in fig["data"] if t.get("name") == name)
+
+
+@pytest.mark.parametrize("query", [{"gpu": g} for g in gpu_specs()] + [{"gpu": "custom"}]
+                         + [{"workload": w, "gpu": "t4"} for w in list(pipeline_workloads())[:2]])
+def test_page_runs_for_every_preset(query):
+    at = open_page(query)
+    assert not at.error
+    assert charts(at), "the pipeline diagram is drawn"
+    assert metric(at, "Bottleneck stage") in ("CPU + host link", "GPU global memory",
+                                              "Compute units")
+
+
+def test_exact_curve_on_the_chart_is_the_engine_tandem():
+    at = open_page({"view": "Throughput & latency", "cpu_speedup": "20"})
+    lat = trace(charts(at)[1], "exact tandem")
+    spec, wl = gpu_specs()["a100_40gb_sxm"], pipeline_workloads()["job_1mib_intensity_16"]
+    r = pl.group_compute_units(pl.rates_from_specs(spec, wl), 8)
+    lam = np.array(lat["x"][::8]) / 1000                      # jobs/s -> per ms
+    expected = pl.tandem(lam, 20 * r.mu_cpu, r.mu_mem, r.mu_cu, 8, 8).w_total
+    assert lat["y"][::8] == pytest.approx(list(expected), rel=1e-8)
+
+
+def test_moving_sliders_changes_the_figure_data():
+    at = open_page({"view": "Throughput & latency", "cpu_speedup": "20"})
+    before = trace(charts(at)[1], "exact tandem")["y"]
+    at.slider(key="K").set_value(2).run()
+    assert not at.exception
+    after = trace(charts(at)[1], "exact tandem")["y"]
+    assert after != before
+    cap_k2 = metric(at, "Max sustainable rate")
+    at.slider(key="units").set_value(2).run()
+    assert metric(at, "Max sustainable rate") != cap_k2
+    at.segmented_control(key="view").set_value("Pipeline").run()
+    at.slider(key="frac").set_value(0.95).run()
+    text = " ".join(a["text"] for a in charts(at)[0]["layout"]["annotations"])
+    assert "95 % of capacity" in text and "bottleneck" in text
+
+
+@pytest.mark.parametrize("query", [
+    {"frac": "0.01", "K": "1", "units": "1"}, {"frac": "0.99", "K": "64", "units": "1"},
+    {"units": "128", "K": "1", "blocking": "after", "cpu_speedup": "1000"},
+    {"cpu_speedup": "0.01", "load_mode": "rate", "rate_per_s": "0.001"},
+    {"gpu": "custom", "mem_gb": "0.01", "workload": "job_16mib_gemm_fp16"}])
+def test_extremes_run_without_exception(query):
+    at = open_page(query)
+    assert not at.exception
+    if "mem_gb" in query:                                      # 16 jobs of 16 MiB in 10 MB
+        assert any("do not fit" in e.value and "memory_slots" in e.value for e in at.error)
+
+
+def test_unstable_load_is_reported_not_crashed():
+    at = open_page({"load_mode": "rate", "rate_per_s": "1e9", "view": "Throughput & latency"})
+    assert any("Unstable" in e.value and "capacity" in e.value for e in at.error)
+    assert metric(at, "Mean latency (exact)") == "∞ (unstable)"
+    fig = charts(at)[0]
+    assert any(s["type"] == "rect" for s in fig["layout"].get("shapes", [])), "unstable shaded"
+
+
+def test_large_phase_space_is_solved_only_on_request(monkeypatch):
+    from ui import pipeline_data
+    monkeypatch.setattr(pipeline_data, "N_AUTO", 50)          # the page's limit, lowered
+    at = open_page({"K": "8", "units": "8"})                  # N = 9·9 = 81 phases
+    assert any("Limited" in w.value and "O(N³)" in w.value for w in at.warning)
+    assert not at.metric and not charts(at)
+    at.button(key="solve_exact").click().run()
+    assert not at.exception and metric(at, "Max sustainable rate")
+    at.slider(key="frac").set_value(0.6).run()                 # stays solved for this scenario
+    assert not at.exception and metric(at, "Max sustainable rate")
+
+
+@pytest.mark.parametrize("view", ["Throughput & latency", "FLOP/s & bytes/s", "Buffer & units",
+                                  "Formulas"])
+def test_every_view_renders(view):
+    at = open_page({"view": view, "simulate": "true"})
+    assert not at.exception
+    if view == "Formulas":
+        assert at.latex and any("1/(μ − λ)" in m.value for m in at.markdown)
+    else:
+        assert len(charts(at)) == 2
+    if view == "Throughput & latency":
+        assert len(trace(charts(at)[1], "simulation ±95% CI")["x"]) == 5
+
+
+def test_share_link_round_trip():
+    at = open_page({"gpu": "h100_sxm", "workload": "job_1mib_streaming", "K": "3",
+                    "units": "5", "blocking": "after", "frac": "0.7", "view": "Pipeline"})
+    assert at.session_state["K"] == 3 and at.session_state["blocking"] == "after"
+    query = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+    assert query["gpu"] == "h100_sxm" and query["units"] == "5"
+    again = open_page(query)
+    assert metric(again, "Mean latency (exact)") == metric(at, "Mean latency (exact)")
+    assert again.session_state["view"] == "Pipeline"
+
+
+def test_malformed_link_parameters_fall_back_with_warnings():
+    bad = {"frac": "banana", "K": "2.5", "units": "9999", "blocking": "sideways",
+           "gpu": "<script>", "cpu_speedup": "nan"}
+    at = open_page(bad)
+    warned = " ".join(w.value for w in at.warning)
+    defaults = {"frac": 0.5, "K": 8, "units": 8, "blocking": "before", "gpu": "a100_40gb_sxm",
+                "cpu_speedup": 1.0}                        # FIELDS
+    for key, default in defaults.items():
+        assert f"`{key}`" in warned
+        assert at.session_state[key] == default
+    assert metric(at, "Max sustainable rate")
+
+
+def test_pin_baseline_overlays_and_tabulates():
+    at = open_page({"view": "Throughput & latency"})
+    at.button(key="pin_pipeline").click().run()
+    at.slider(key="K").set_value(3).run()
+    assert any(t.get("name") == "baseline (pinned)" for t in charts(at)[1]["data"])
+    assert len(at.dataframe) >= 1

@@ -1,0 +1,111 @@
+"""Figure builders of the autoscaling-SLA page and the trace parser, checked as data."""
+import numpy as np
+import pytest
+
+from ui import figures_sla as figs
+from ui.export import figure_frame
+from ui.sla_uploads import parse_trace_csv
+
+
+def _trace(fig, name):
+    return next(t for t in fig.data if t.name == name)
+
+
+def test_miss_figure_plots_one_minus_the_cdf_and_shades_too_few_replicas():
+    n = np.arange(9.0, 15.0)
+    eq7 = np.array([0.9, 0.98, 0.995, 0.999, 1.0, 1.0])
+    fig = figs.miss_figure(n, eq7, eq7 * 0.999, percentile=99, n_capacity=8.7,
+                           sim=([10.0, 11.0], [0.97, 0.993]), fix=([9.0, 12.0], [0.8, 0.99]),
+                           baseline=(n, eq7), chosen=11)
+    miss = _trace(fig, figs.NAMES["eq7"]).y
+    assert miss[:4] == pytest.approx([0.1, 0.02, 0.005, 0.001])
+    assert miss[4] is None                                   # zero misses: a gap on the log axis
+    assert list(_trace(fig, figs.NAMES["sim"]).y) == pytest.approx([0.03, 0.007])
+    assert _trace(fig, "baseline (pinned)").y[0] == pytest.approx(0.1)
+    assert fig.layout.yaxis.type == "log"
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rects) == 1 and rects[0].x0 == pytest.approx(5.7) and rects[0].x1 == 8.7
+    sla_line = [s for s in fig.layout.shapes if s.type == "line" and s.y0 == s.y1]
+    assert sla_line and sla_line[0].y0 == pytest.approx(0.01)
+
+
+def test_waiting_figure_drops_eq1_below_zero_and_keeps_the_quantile():
+    n = np.array([10.0, 11.0, 12.0])
+    fig = figs.waiting_figure(n, [3.0, 1.0, 0.25], [2.5, 0.4, -0.3], [1.0, 0.2, 0.0],
+                              percentile=99, n_capacity=0.4, sim=(n, [4.0, 1.5, 0.3]))
+    assert list(_trace(fig, "eq 1 as printed (r real)").y) == [2.5, 0.4, None]
+    assert list(_trace(fig, "eq 1, geometric quantile").y) == [3.0, 1.0, 0.25]
+    assert "ms" in fig.layout.yaxis.title.text
+    assert not [s for s in fig.layout.shapes if s.type == "rect"]   # no unstable n in view
+
+
+def test_cdf_figure_marks_rt_and_the_percentile():
+    t = np.linspace(0, 300, 4)
+    fig = figs.cdf_figure(t, [0, 0.9, 0.99, 1.0], [0, 0.95, 0.999, 1.0], rt_ms=100,
+                          percentile=99, n=11, sim=(t, [0, 0.88, 0.985, 1.0]))
+    assert list(_trace(fig, figs.NAMES["sim"]).y) == [0, 0.88, 0.985, 1.0]
+    assert any(s.x0 == 100 for s in fig.layout.shapes)
+    assert any(s.y0 == pytest.approx(0.99) for s in fig.layout.shapes)
+    assert fig.layout.xaxis.title.text == "response time R (ms)"
+
+
+def test_trace_figure_marks_violations_and_overloaded_intervals():
+    t = np.arange(4) / 12
+    rate = np.array([100.0, 300.0, 900.0, 200.0])
+    fig = figs.trace_figure(t, rate, [2, 4, 10, 3], [2, 2, 4, 3], [True, False, False, True],
+                            100.0, 1 / 12)
+    assert list(_trace(fig, "SLA missed").y) == [300.0, 900.0]
+    assert _trace(fig, "replicas serving").yaxis == "y2"
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert [r.x0 for r in rects] == pytest.approx([1 / 12, 2 / 12])   # rate ≥ serving·μ
+
+
+def test_cost_figure_accumulates_both_fleets():
+    t = np.arange(3) * 0.5
+    fig = figs.cost_figure(t, [1, 3, 2], 3, 0.5, 2.0)
+    assert list(_trace(fig, "autoscaled").y) == [1.0, 4.0, 6.0]
+    assert list(_trace(fig, "static peak (3 replicas)").y) == [3.0, 6.0, 9.0]
+    frame = figure_frame(fig)
+    assert set(frame.series) == {"autoscaled", "static peak (3 replicas)"}
+
+
+@pytest.mark.parametrize("text,match", [
+    ("size,speed\n1,2\n3,4\n", "expected columns"),
+    ("time_s,rate_per_s\n0,10\n300,nan\n", "row 3.*finite"),
+    ("time_s,rate_per_s\n0,10\n300,-4\n", "negative"),
+    ("time_s,rate_per_s\n0,10\n", "at least 2 rows"),
+    ("time_s,rate_per_s\n300,10\n0,12\n", "sorted"),
+    ("time_s,rate_per_s\n0,10\n300,12\n900,3\n", "evenly spaced"),
+    ("timestamp_s\n0.5\n0.2\n", "sorted"),
+    ("", "empty"),
+])
+def test_trace_csv_errors_are_clear(text, match):
+    with pytest.raises(ValueError, match=match):
+        parse_trace_csv(text, 60.0)
+
+
+def test_trace_csv_rates_and_timestamps():
+    rates = parse_trace_csv("time_s,rate_per_s\n0,10\n300,0\n600,12.5\n", 60.0)
+    assert rates["interval_s"] == 300.0 and list(rates["rate_per_s"]) == [10.0, 0.0, 12.5]
+    stamps = parse_trace_csv("timestamp_s\n0\n1\n61\n62\n63\n", 60.0)
+    assert stamps["interval_s"] == 60.0
+    assert list(stamps["rate_per_s"]) == pytest.approx([2 / 60, 3 / 60])
+
+
+def test_report_carries_every_sla_chart():
+    from ui.export import report_html
+    n = np.arange(9.0, 13.0)
+    t = np.arange(3) * 0.5
+    sections = [
+        ("sla_vs_replicas", figs.miss_figure(n, [0.9, 0.99, 0.999, 1.0], [0.95, 0.995, 1, 1],
+                                             percentile=99, n_capacity=8.0), ""),
+        ("waiting_vs_replicas", figs.waiting_figure(n, [3, 2, 1, 0.5], [3, 2, 1, 0.5],
+                                                    [1, 0.5, 0.2, 0.1], percentile=99,
+                                                    n_capacity=8.0), ""),
+        ("response_cdf", figs.cdf_figure([0, 50, 100], [0, 0.9, 0.99], [0, 0.95, 0.999],
+                                         rt_ms=100, percentile=99, n=10), ""),
+        ("trace_replicas", figs.trace_figure(t, [100, 200, 150], [2, 3, 2], [2, 2, 2],
+                                             [True, False, True], 100.0, 0.5), ""),
+        ("cost", figs.cost_figure(t, [2, 3, 2], 3, 0.5, 2.5), "")]
+    html = report_html("Autoscaling for a latency SLA", {"λ": 900}, sections, ["eq 7"])
+    assert all(f"<h2>{name}</h2>" in html for name, _, _ in sections)

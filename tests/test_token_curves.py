@@ -1,0 +1,89 @@
+"""Curves over the token limit and the answer at one limit (Yang et al. §V-B)."""
+import numpy as np
+import pytest
+
+from engine import token_laws as tl, token_limit as tk
+
+A, C = 0.023087, 0.490          # Table I fit
+LOGN = tl.lognormal(7.0, 0.7)
+
+
+@pytest.mark.parametrize("lam", [1 / 25, 1 / 30, 0.5])
+def test_largest_stable_limit_is_where_the_load_crosses_one(lam):
+    m = tk.largest_stable_limit(lam, A, C, LOGN)
+    rho = tk.utilization(lam, A, C, LOGN, [max(m, 1), m + 1])
+    if m >= 1:
+        assert rho[0] < 1.0 <= rho[1]
+    else:
+        assert lam * (A + C) >= 1.0                      # one token already overloads
+
+
+def test_largest_stable_limit_is_inf_when_no_limit_is_stable():
+    assert tk.largest_stable_limit(1 / 40, A, C, LOGN) == np.inf    # ρ = 0.82 (§V-B)
+
+
+def test_limit_curves_agree_with_the_pointwise_functions():
+    grid = np.array([100.0, 800.0, 1600.0, 3000.0])
+    cur = tk.limit_curves(1 / 25, A, C, LOGN, grid, 60.0)
+    np.testing.assert_allclose(cur.mean_wait[:2], tk.mean_wait(1 / 25, A, C, LOGN, grid[:2]))
+    assert np.all(np.isinf(cur.mean_wait[2:]))          # ρ ≥ 1 beyond 1529 tokens
+    assert cur.clipped_share[2] == pytest.approx(1 - 0.7053, abs=1e-4)   # §V-B: 70.53 %
+    one = tk.impatience(1 / 25, A, C, LOGN, 1300, 60.0)
+    mid = tk.limit_curves(1 / 25, A, C, LOGN, [1300], 60.0)
+    assert mid.exact.loss_fraction[0] == pytest.approx(float(one.loss_fraction), rel=1e-12)
+    assert abs(mid.interpolation.loss_fraction[0] - 0.12) < 0.01        # paper: 0.12
+
+
+def test_objectives_equal_the_optimiser_values():
+    grid = np.array([200.0, 600.0, 1300.0, 2000.0])
+    cur = tk.limit_curves(1 / 25, A, C, LOGN, grid, 60.0)
+    v2 = tk.objective_v2(cur.mean_utility, cur.exact.mean_wait_all, cur.exact.loss_fraction,
+                         0.95, 4.0)
+    ref = tk.optimal_limit(1 / 25, A, C, LOGN, 0.95, 4.0, 60.0, candidates=grid)
+    np.testing.assert_allclose(v2, ref.objectives, rtol=1e-9)
+    v1 = tk.objective_v1(cur.mean_utility, cur.mean_wait, 119 / 120)
+    ref1 = tk.optimal_limit(1 / 25, A, C, LOGN, 119 / 120, candidates=grid)
+    np.testing.assert_allclose(v1, ref1.objectives, rtol=1e-12)
+    assert np.isneginf(v1[-1])
+
+
+def test_limit_point_reproduces_section_vb():
+    p = tk.limit_point(1 / 40, A, C, LOGN, 1600, 60.0)
+    assert p.clipped_share == pytest.approx(1 - 0.7053, abs=1e-4)
+    assert p.mean_wait == pytest.approx(26.2, abs=0.05)             # paper_comparison
+    free = tk.limit_point(1 / 40, A, C, LOGN, None, 60.0)
+    assert free.load == pytest.approx(0.82, abs=0.005) and free.clipped_share == 0.0
+    assert free.mean_utility == 1.0
+    assert p.capacity_per_s == pytest.approx(1 / (A * tk.clipped_token_moments(LOGN, 1600)[0] + C))
+    assert 0 < p.loss_fraction < free.loss_fraction
+    assert p.mean_wait_all == pytest.approx(                       # eq 9
+        60.0 * p.loss_fraction + p.mean_wait_served * (1 - p.loss_fraction))
+
+
+def test_binned_pmf_sums_to_the_cdf_at_its_top():
+    edges, probs = tl.binned_pmf(tl.uniform(0, 1000), n_bins=10, upper_q=1.0)
+    assert edges[-1] == 1000 and probs.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(probs, 0.1, atol=1e-12)               # ⌈U(0,1000)⌉ uniform
+
+
+def _utility_brute(dist, m, top):
+    k = np.arange(1, top + 1, dtype=float)
+    p = tl.token_pmf(dist, k)
+    return float(np.sum(p * np.minimum(k, m) / k) + tl.token_cdf(dist, 0) * 0)
+
+
+@pytest.mark.parametrize("dist,top", [(LOGN, 400_000), (tl.uniform(0, 1000), 1000),
+                                      (tl.lognormal(6.0, 1.2), 1_000_000)],
+                         ids=["lognormal", "uniform", "heavy"])
+def test_mean_utility_equals_the_direct_sum(dist, top):
+    """E[min(n, m)/n] summed term by term over the whole support (eq 10's utility)."""
+    for m in (1, 37, 800, 3000):
+        assert tk.mean_utility(dist, m) == pytest.approx(_utility_brute(dist, m, top), abs=1e-9)
+
+
+def test_mean_utility_of_an_empirical_law_is_the_sample_average():
+    sample = np.array([1, 3, 3, 10, 250, 4000, 90_000], float)
+    e = tl.EmpiricalTokens.from_counts(sample)
+    for m in (1, 5, 300, 90_000):
+        assert tk.mean_utility(e, m) == pytest.approx(np.mean(np.minimum(sample, m) / sample),
+                                                      rel=1e-12)

@@ -1,0 +1,183 @@
+"""Cached engine calls of the CPU-GPU pipeline page (hashable arguments only).
+
+Rates are per ms as the engine gives them; the page shows jobs/s.  Every
+exact solve is cached; a curve is solved in a few chunks of points (each chunk
+one vectorised engine call) so a progress bar can move between chunks.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+import numpy as np
+import streamlit as st
+
+from engine import pipeline as pl
+from engine.pipeline_sim import simulate_tandem
+from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
+
+CACHE = dict(max_entries=64, show_spinner=False)
+N_POINTS = 25              # exact λ grid
+N_CHUNKS = 5               # progress steps of one exact curve
+X_MAX = 1.15               # charts run to 1.15 × the exact capacity
+SIM_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 0.9)      # of the exact capacity
+SIM_JOBS = 40_000
+SEED = 2010
+N_AUTO = 160               # phases solved at once on every rerun; beyond, behind a button
+N_LIMIT = 3_000            # largest phase space the sensitivity sweeps solve
+K_FAMILY = (1, 2, 4, 8, 16, 32, 64)
+C_FAMILY = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def phases(K: int, c: int, blocking: str) -> int:
+    """Phase count N of the exact solve (its cost grows as N³)."""
+    n = (K + 1) * (c + 1)
+    return n + (K + c + 2 if blocking == "after" else 0)
+
+
+@st.cache_resource(**CACHE)
+def spec_table() -> dict:
+    return gpu_specs()
+
+
+@st.cache_resource(**CACHE)
+def workload_table() -> dict:
+    return pipeline_workloads()
+
+
+def custom_spec(link, mem_bw, mem_gb, sms, peak) -> GpuSpec:
+    """A GPU spec from the page's own numbers (one peak for both precisions)."""
+    return GpuSpec(id="custom", name="Custom GPU", source="entered on the page",
+                   host_link_bandwidth_GB_per_s=float(link),
+                   memory_bandwidth_GB_per_s=float(mem_bw),
+                   memory_GB=float(mem_gb), sm_count=int(sms), boost_clock_MHz=1000.0,
+                   fp32_peak_TFLOP_per_s=float(peak), fp16_peak_TFLOP_per_s=float(peak))
+
+
+@st.cache_resource(**CACHE)
+def rates(spec: GpuSpec, workload_id: str, K: int, units: int,
+          cpu_speedup: float = 1.0) -> pl.PipelineRates:
+    """Stage rates (per ms) with the chosen K, the SMs grouped into ``units`` servers
+    and the CPU stage ``cpu_speedup`` times faster."""
+    wl = replace(workload_table()[workload_id], memory_slots=int(K))
+    r = pl.group_compute_units(pl.rates_from_specs(spec, wl), units)
+    return replace(r, mu_cpu=r.mu_cpu * float(cpu_speedup))
+
+
+@st.cache_resource(**CACHE)
+def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> float:
+    return float(pl.capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking))
+
+
+@dataclass(frozen=True)
+class Curves:
+    lam: np.ndarray            # exact grid, per ms
+    exact: pl.Tandem
+    lam_dense: np.ndarray      # naive decomposition grid, per ms
+    naive: pl.Tandem
+    cap: float                 # exact capacity, per ms
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
+    return pl.tandem(np.array(lam), mu_cpu, mu_mem, mu_cu, K, c, blocking)
+
+
+_CURVES: OrderedDict = OrderedDict()      # whole curves, most recent last
+_CURVES_KEPT = 64
+
+
+def curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> Curves:
+    """Exact curve on ``N_POINTS`` loads below capacity (solved in ``N_CHUNKS`` cached
+    calls, the bar moving between them) and the naive decomposition on a dense grid."""
+    key = (mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    if key in _CURVES:
+        _CURVES.move_to_end(key)
+        return _CURVES[key]
+    cap = capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    lam = cap * np.linspace(0.02, 0.98, N_POINTS)
+    parts = []
+    for i, chunk in enumerate(np.array_split(lam, N_CHUNKS)):
+        parts.append(_chunk(tuple(chunk), mu_cpu, mu_mem, mu_cu, K, c, blocking))
+        if bar is not None:
+            bar.progress((i + 1) / N_CHUNKS, "Solving the exact tandem…")
+    exact = pl.Tandem(*(np.concatenate([getattr(p, f) for p in parts])
+                        for f in pl.Tandem.__dataclass_fields__))
+    dense = cap * np.linspace(0.005, X_MAX, 200)
+    naive = pl.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
+    out = Curves(lam, exact, dense, naive, cap)
+    _CURVES[key] = out
+    while len(_CURVES) > _CURVES_KEPT:
+        _CURVES.popitem(last=False)
+    return out
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
+    return pl.tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
+    """The naive decomposition at one load (blocking does not enter it)."""
+    return pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i):
+    return simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
+                           seed=np.random.SeedSequence([SEED, i]))
+
+
+@dataclass(frozen=True)
+class SimSweep:
+    lam: np.ndarray            # per ms
+    throughput: np.ndarray     # per ms
+    w_total: np.ndarray        # ms
+    ci95: np.ndarray           # ms
+
+
+def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None) -> SimSweep:
+    """Simulated points at ``SIM_FRACTIONS`` of the exact capacity, one cached run each."""
+    lam = [f * cap for f in SIM_FRACTIONS]
+    out = []
+    for i, x in enumerate(lam):
+        out.append(_sim_point(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i))
+        if bar is not None:
+            bar.progress((i + 1) / len(lam), "Simulating…")
+    return SimSweep(np.array(lam), np.array([r.throughput for r in out]),
+                    np.array([r.w_total for r in out]), np.array([r.ci95 for r in out]))
+
+
+def _family(values, mu_cpu, mu_mem, mu_cu, blocking, vary: str, K, c, bar=None):
+    """Exact capacity as K (or c) varies, each value one cached solve."""
+    xs = [v for v in values if phases(v if vary == "K" else K, v if vary == "c" else c,
+                                      blocking) <= N_LIMIT]
+    caps = []
+    for i, v in enumerate(xs):
+        caps.append(capacity(mu_cpu, mu_mem, mu_cu, v if vary == "K" else K,
+                             v if vary == "c" else c, blocking))
+        if bar is not None:
+            bar.progress((i + 1) / len(xs), f"Solving capacity vs {vary}…")
+    return np.array(xs, dtype=float), np.array(caps)
+
+
+def k_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None):
+    values = sorted(set(K_FAMILY) | {K, K + 1, 2 * K})
+    return _family(values, mu_cpu, mu_mem, mu_cu, blocking, "K", K, c, bar)
+
+
+def c_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None):
+    """Capacity vs the number of modelled units, each as fast as now (more hardware)."""
+    values = sorted(set(C_FAMILY) | {c, c + 1, 2 * c})
+    return _family(values, mu_cpu, mu_mem, mu_cu, blocking, "c", K, c, bar)
+
+
+def what_if(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> dict:
+    """Capacity (per ms) with a bigger buffer or more units (same per-unit rate);
+    None where the phase space is beyond ``N_LIMIT``."""
+    cases = {"K + 1": (K + 1, c), "2K": (2 * K, c), "c + 1 units": (K, c + 1),
+             "2c units": (K, 2 * c)}
+    return {name: capacity(mu_cpu, mu_mem, mu_cu, k, u, blocking)
+            if phases(k, u, blocking) <= N_LIMIT else None
+            for name, (k, u) in cases.items()}

@@ -1,0 +1,75 @@
+"""Parsing a load trace (CSV upload or pasted text) for the autoscaling page.
+
+Two shapes are accepted, both with a header row:
+
+* ``time_s,rate_per_s``: one row per interval (its start time in s and the
+  measured requests/s), start times strictly increasing and evenly spaced;
+* ``timestamp_s``: one arrival time (s) per row, sorted, binned into the
+  page's interval.
+
+Pure functions: they return clean arrays or raise ``ValueError`` with a
+message fit to show next to the input.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.sla import trace_rates
+from ui.uploads import read_csv_table
+
+TIME_COLUMNS = ("time_s", "time", "t", "start_s")
+RATE_COLUMNS = ("rate_per_s", "rate", "requests_per_s", "rps", "lambda")
+MAX_INTERVALS = 10_000
+STAMP_COLUMNS = ("timestamp_s", "timestamp", "arrival_s", "arrival")
+
+
+def _find(frame: pd.DataFrame, names) -> str | None:
+    return next((name for name in names if name in frame.columns), None)
+
+
+def _column(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Finite, non-negative numbers, or an error naming the column and row."""
+    text = frame[column].fillna("").str.strip()
+    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        shown = repr(text.iloc[i]) if text.iloc[i] else "an empty cell or NaN"
+        raise ValueError(f"column '{column}', row {i + 2}: {shown} is not a finite number")
+    if np.any(values < 0):
+        i = int(np.flatnonzero(values < 0)[0])
+        raise ValueError(f"column '{column}', row {i + 2}: values must not be negative")
+    return values
+
+
+def parse_trace_csv(data: bytes | str, interval_s: float) -> dict:
+    """{"rate_per_s": array, "interval_s": float, "kind": "rates" | "timestamps"}."""
+    frame = read_csv_table(data)
+    time_col, rate_col = _find(frame, TIME_COLUMNS), _find(frame, RATE_COLUMNS)
+    stamp_col = _find(frame, STAMP_COLUMNS)
+    if len(frame) < 2:
+        raise ValueError(f"need at least 2 rows, got {len(frame)}")
+    if time_col and rate_col:
+        t, rate = _column(frame, time_col), _column(frame, rate_col)
+        step = np.diff(t)
+        if np.any(step <= 0):
+            i = int(np.flatnonzero(step <= 0)[0]) + 1
+            raise ValueError(f"column '{time_col}' must be sorted, strictly increasing: row "
+                             f"{i + 2} ({t[i]:g} s) does not follow row {i + 1} ({t[i - 1]:g} s)")
+        if np.ptp(step) > 1e-6 * step.mean():
+            raise ValueError(f"column '{time_col}': intervals must be evenly spaced "
+                             f"(found steps from {step.min():g} s to {step.max():g} s)")
+        return {"rate_per_s": rate, "interval_s": float(step[0]), "kind": "rates"}
+    if stamp_col:
+        stamps = _column(frame, stamp_col)
+        try:
+            rate = trace_rates(stamps, interval_s, kind="timestamps")
+        except ValueError as err:
+            raise ValueError(f"column '{stamp_col}': {err}") from None
+        if rate.size > MAX_INTERVALS:
+            raise ValueError(f"the timestamps span {rate.size:,} intervals of {interval_s:g} s; "
+                             f"at most {MAX_INTERVALS:,} (raise the interval)")
+        return {"rate_per_s": rate, "interval_s": float(interval_s), "kind": "timestamps"}
+    raise ValueError("expected columns time_s,rate_per_s (one row per interval) or "
+                     f"timestamp_s (one row per request); found: {', '.join(frame.columns)}")

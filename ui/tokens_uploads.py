@@ -1,0 +1,71 @@
+"""Parsing an uploaded or pasted table of output-token counts (one per request).
+
+Pure functions (no Streamlit): clean counts or ``ValueError`` with a message fit
+to show next to the input.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from engine.token_laws import EmpiricalTokens
+from ui.uploads import MAX_UPLOAD_BYTES
+
+MAX_TOKEN_ROWS = 200_000
+TOKEN_COLUMNS = ("output_tokens", "tokens", "n_tokens", "token_count", "completion_tokens", "n")
+
+
+def parse_token_counts(data: bytes | str, max_rows: int = MAX_TOKEN_ROWS) -> EmpiricalTokens:
+    """Token counts from a CSV: a column named like ``output_tokens`` (or the only column).
+
+    A headerless single column of numbers is accepted too.  Counts must be whole
+    numbers ≥ 1; at least 2 rows, at most ``max_rows``.
+    """
+    if isinstance(data, bytes):
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise ValueError(f"file is {len(data) / 1e6:.1f} MB; the limit is "
+                             f"{MAX_UPLOAD_BYTES / 1e6:.1f} MB")
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ValueError("file is not UTF-8 text (save it as CSV, UTF-8)") from None
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ValueError(f"text is longer than {MAX_UPLOAD_BYTES / 1e6:.1f} MB")
+    if not data.strip():
+        raise ValueError("the table is empty")
+    first = data.strip().splitlines()[0].split(",")[0].strip()
+    try:
+        float(first)
+        header = None
+    except ValueError:
+        header = 0
+    try:
+        frame = pd.read_csv(io.StringIO(data), dtype=str, header=header, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise ValueError(f"not a readable CSV table ({str(err).splitlines()[0]})") from None
+    frame.columns = [str(c).strip().lower().replace(" ", "_") for c in frame.columns]
+    column = next((c for c in TOKEN_COLUMNS if c in frame.columns), None)
+    if column is None:
+        if len(frame.columns) != 1:
+            raise ValueError(f"no token-count column: expected one of {', '.join(TOKEN_COLUMNS)} "
+                             f"(or a single column); found: {', '.join(frame.columns)}")
+        column = frame.columns[0]
+    if len(frame) > max_rows:
+        raise ValueError(f"{len(frame)} rows; at most {max_rows} are accepted")
+    if len(frame) < 2:
+        raise ValueError(f"need at least 2 token counts, got {len(frame)}")
+    raw = frame[column].fillna("").str.strip()
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    offset = 2 if header is not None else 1
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r} is not a number")
+    bad = (values < 1) | (values != np.round(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r}; token counts "
+                         "must be whole numbers ≥ 1")
+    return EmpiricalTokens.from_counts(values, name=f"column '{column}'")
