@@ -5,7 +5,7 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim", "pages"]
+ALL = ["exact", "sim", "models", "pages"]
 
 
 def main(argv: list[str]) -> int:
