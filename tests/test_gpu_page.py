@@ -1,9 +1,11 @@
 """The GPU dynamic-batching page, driven headless with Streamlit's AppTest."""
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests import pagetest
+from tests.pagetest import charts, metric, trace
 
 from engine import batching
 from engine.presets import batch_profiles
@@ -12,26 +14,8 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/gpu_batching.py"
 
 
-def open_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
-def trace(fig: dict, name: str) -> dict:
-    return next(t for t in fig["data"] if t.get("name") == name)
+def open_page(query: dict | None = None):
+    return pagetest.open_page(PAGE, query, via_app=True)
 
 
 @pytest.mark.parametrize("preset", ["v100_resnet50_mixed", "p4_resnet50_int8", "custom"])

@@ -1,10 +1,12 @@
 """The LLM batching-strategy page, driven headless with Streamlit's AppTest."""
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests import pagetest
+from tests.pagetest import charts, metric, trace
 
 from engine import llm_batching as lb
 from engine import token_laws as tl
@@ -13,25 +15,8 @@ PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "llm_batching.py")
 K = (0.06, 0.126, 0.0003, 0.02269)          # presets/llm_batching/a100_llama2_7b.toml
 
 
-def open_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
-def trace(fig: dict, start: str) -> dict:
-    return next(t for t in fig["data"] if t.get("name", "").startswith(start))
+def open_page(query: dict | None = None):
+    return pagetest.open_page(PAGE, query)
 
 
 @pytest.mark.parametrize("law", ["lognormal", "uniform", "truncnorm", "empirical"])

@@ -1,10 +1,12 @@
 """The CPU-GPU pipeline page, driven headless with Streamlit's AppTest."""
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests import pagetest
+from tests.pagetest import charts, metric, trace
 
 from engine import pipeline as pl
 from engine.presets import gpu_specs, pipeline_workloads
@@ -12,25 +14,8 @@ from engine.presets import gpu_specs, pipeline_workloads
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "cpu_gpu_pipeline.py")
 
 
-def open_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
-def trace(fig: dict, name: str) -> dict:
-    return next(t for t in fig["data"] if t.get("name") == name)
+def open_page(query: dict | None = None):
+    return pagetest.open_page(PAGE, query)
 
 
 @pytest.mark.parametrize("query", [{"gpu": g} for g in gpu_specs()] + [{"gpu": "custom"}]

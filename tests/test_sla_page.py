@@ -1,9 +1,11 @@
 """The autoscaling-SLA page, driven headless with Streamlit's AppTest."""
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests import pagetest
+from tests.pagetest import charts, metric, trace
 
 from engine import sla
 
@@ -11,29 +13,12 @@ PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "autoscaling_sla.p
 GOOD_TRACE = "time_s,rate_per_s\n0,400\n300,900\n600,1500\n900,700\n"
 
 
-def open_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at) -> dict:
-    return {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+def open_page(query: dict | None = None):
+    return pagetest.open_page(PAGE, query)
 
 
 def chart(at, title_word: str) -> dict:
-    return next(f for f in charts(at).values() if title_word in f["layout"]["title"]["text"])
-
-
-def metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(label))
-
-
-def trace(fig: dict, name: str) -> dict:
-    return next(t for t in fig["data"] if t.get("name") == name)
+    return next(f for f in charts(at) if title_word in f["layout"]["title"]["text"])
 
 
 @pytest.mark.parametrize("query", [

@@ -1,9 +1,11 @@
 """The LLM token-limit page, driven headless with Streamlit's AppTest."""
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests import pagetest
+from tests.pagetest import charts, metric, trace
 
 from engine import token_laws, token_limit
 from engine.presets import token_latency_profiles
@@ -12,25 +14,8 @@ PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "llm_token_limits.
 FAST = {"simulate": "false"}
 
 
-def open_page(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(label))
-
-
-def trace(fig: dict, name: str) -> dict:
-    return next(t for t in fig["data"] if t.get("name") == name)
+def open_page(query: dict | None = None):
+    return pagetest.open_page(PAGE, query)
 
 
 def test_default_page_answers_with_the_engine_numbers():
