@@ -6,7 +6,7 @@ from engine import sla
 from ui import compare, share
 from ui import figures_sla as figs
 from ui import sla_data as data
-from ui.export import report_html, show_chart
+from ui.export import report_button, show_chart
 from ui.sla_uploads import MAX_INTERVALS, parse_trace_csv
 from ui.uploads import MAX_UPLOAD_BYTES
 
@@ -328,13 +328,9 @@ def run():
     params = {"λ (requests/s)": f"{lam:.6g}", "μ (requests/s)": f"{mu:.6g}", "service": s.law,
               "d1, d2, Δ (ms)": f"{ss['d1_ms']:g}, {ss['d2_ms']:g}, {ss['delta_ms']:g}",
               "SLA": f"p{s.percentile:g} ≤ {ss['rt_ms']:g} ms", "n": n, "trace": label}
-    st.download_button(
-        "Download report (all charts, offline HTML)", lambda: report_html(
-            "Autoscaling for a latency SLA", params,
-            [(nm, f, "") for v in VIEWS[:-1] for nm, f in view_figures(v, ctx)],
-            [what + ": " + tex for tex, what in FORMULAS], ERRATA),
-        "autoscaling_sla_report.html", "text/html", key="report", on_click="ignore",
-        icon=":material/description:")
+    report_button("Autoscaling for a latency SLA", params,
+                  lambda: [(nm, f, "") for v in VIEWS[:-1] for nm, f in view_figures(v, ctx)],
+                  FORMULAS, ERRATA, "autoscaling_sla_report.html")
     share.publish(FIELDS)
 
 

@@ -7,7 +7,7 @@ from engine.operating_point import cost_per_million, max_rate_for_p99
 from ui import batching_data as data
 from ui import compare, share
 from ui import figures_batching as figs
-from ui.export import report_html, show_chart
+from ui.export import report_button, show_chart
 from ui.profile_input import profile_input
 
 PAGE = "gpu"
@@ -254,13 +254,9 @@ def run():
     params = {"profile": profile.name, "alpha (ms)": f"{alpha:.5g}", "tau0 (ms)": f"{tau0:.5g}",
               "b_max": b_max or "∞", "load (req/s)": f"{lam * 1000:.6g}",
               "rho": f"{lam * alpha:.4f}", "SLA (ms)": sla}
-    st.download_button(
-        "Download report (all charts, offline HTML)", lambda: report_html(
-            "GPU dynamic batching", params,
-            [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
-            [what + ": " + tex for tex, what in FORMULAS], ERRATA),
-        "gpu_batching_report.html", "text/html", key="report", on_click="ignore",
-        icon=":material/description:")
+    report_button("GPU dynamic batching", params,
+                  lambda: [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
+                  FORMULAS, ERRATA, "gpu_batching_report.html")
     share.publish(FIELDS)
 
 

@@ -6,7 +6,7 @@ import streamlit as st
 from ui import compare, share
 from ui import figures_llm_batching as figs
 from ui import llm_batching_data as data
-from ui.export import report_html, show_chart
+from ui.export import report_button, show_chart
 from ui.uploads import read_csv_table
 
 PAGE = "llm"
@@ -300,13 +300,9 @@ def run():
     params = {"token law": str(spec[:3] if spec[0] != "empirical" else "empirical"),
               "k (s)": str(k), "b": b, "b_max": b_max, "λ (req/s)": lam,
               "KV cache (tokens)": kv, "prompt tokens": prompt}
-    st.download_button(
-        "Download report (all charts, offline HTML)", lambda: report_html(
-            "LLM batching strategies", params,
-            [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
-            [what + ": " + tex for tex, what in FORMULAS], ERRATA),
-        "llm_batching_report.html", "text/html", key="report", on_click="ignore",
-        icon=":material/description:")
+    report_button("LLM batching strategies", params,
+                  lambda: [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
+                  FORMULAS, ERRATA, "llm_batching_report.html")
     share.publish(FIELDS)
 
 

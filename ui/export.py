@@ -97,3 +97,19 @@ def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None
                        key=f"csv_{name}", on_click="ignore", icon=":material/download:")
     c2.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
                        key=f"html_{name}", on_click="ignore", icon=":material/download:")
+
+
+def report_button(title: str, parameters: dict, sections, formulas, notes, file_name: str) -> None:
+    """"Download report": the offline HTML report, built only when clicked.
+
+    ``sections``: a callable returning [(heading, figure, caption)] (every chart of
+    the page); ``formulas``: [(latex, what)] as the pages list them.
+    """
+    import streamlit as st
+
+    st.download_button(
+        "Download report (all charts, offline HTML)",
+        lambda: report_html(title, parameters, sections(),
+                            [what + ": " + tex for tex, what in formulas], notes),
+        file_name, "text/html", key="report", on_click="ignore",
+        icon=":material/description:")
