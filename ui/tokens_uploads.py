@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from engine.token_laws import EmpiricalTokens
-from ui.uploads import MAX_UPLOAD_BYTES
+from ui.uploads import decode_text
 
 MAX_TOKEN_ROWS = 200_000
 TOKEN_COLUMNS = ("output_tokens", "tokens", "n_tokens", "token_count", "completion_tokens", "n")
@@ -23,18 +23,7 @@ def parse_token_counts(data: bytes | str, max_rows: int = MAX_TOKEN_ROWS) -> Emp
     A headerless single column of numbers is accepted too.  Counts must be whole
     numbers ≥ 1; at least 2 rows, at most ``max_rows``.
     """
-    if isinstance(data, bytes):
-        if len(data) > MAX_UPLOAD_BYTES:
-            raise ValueError(f"file is {len(data) / 1e6:.1f} MB; the limit is "
-                             f"{MAX_UPLOAD_BYTES / 1e6:.1f} MB")
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise ValueError("file is not UTF-8 text (save it as CSV, UTF-8)") from None
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"text is longer than {MAX_UPLOAD_BYTES / 1e6:.1f} MB")
-    if not data.strip():
-        raise ValueError("the table is empty")
+    data = decode_text(data)
     first = data.strip().splitlines()[0].split(",")[0].strip()
     try:
         float(first)

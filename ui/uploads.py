@@ -21,8 +21,8 @@ PROFILE_COLUMNS = {
 }
 
 
-def read_csv_table(data: bytes | str, max_bytes: int = MAX_UPLOAD_BYTES) -> pd.DataFrame:
-    """A CSV as a DataFrame of strings, with clear errors for the usual mistakes."""
+def decode_text(data: bytes | str, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
+    """Uploaded bytes (or pasted text) as text: size cap, UTF-8, not empty."""
     if isinstance(data, bytes):
         if len(data) > max_bytes:
             raise ValueError(f"file is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.1f} MB")
@@ -34,6 +34,12 @@ def read_csv_table(data: bytes | str, max_bytes: int = MAX_UPLOAD_BYTES) -> pd.D
         raise ValueError(f"text is longer than {max_bytes / 1e6:.1f} MB")
     if not data.strip():
         raise ValueError("the table is empty")
+    return data
+
+
+def read_csv_table(data: bytes | str, max_bytes: int = MAX_UPLOAD_BYTES) -> pd.DataFrame:
+    """A CSV as a DataFrame of strings, with clear errors for the usual mistakes."""
+    data = decode_text(data, max_bytes)
     try:
         frame = pd.read_csv(io.StringIO(data), dtype=str, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
