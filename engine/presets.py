@@ -86,8 +86,12 @@ def _load_all(directory, loader) -> dict:
     return {preset.id: preset for preset in presets}
 
 
-def load_batch_profile(path) -> BatchProfile:
-    """Load and validate one batch-profile TOML file."""
+def _load_table(path, columns, required, length_key):
+    """A preset of the form id/name/source + [columns] of equal-length positive numbers.
+
+    Returns (data, {column: array}, file name); ``ValueError`` names the file and
+    the field for unknown or missing keys, bad values or unequal lengths.
+    """
     path = Path(path)
     data = _read_toml(path)
     where = path.name
@@ -96,12 +100,18 @@ def load_batch_profile(path) -> BatchProfile:
         if not isinstance(data[key], kind):
             raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}")
     cols = data["columns"]
-    _check_keys(cols, _PROFILE_COLUMNS, _PROFILE_REQUIRED, f"{where} [columns]")
-    arrays = {k: _column(cols[k], f"{where} [columns].{k}") for k in _PROFILE_COLUMNS if k in cols}
-    n = arrays["batch_size"].size
+    _check_keys(cols, columns, required, f"{where} [columns]")
+    arrays = {k: _column(cols[k], f"{where} [columns].{k}") for k in columns if k in cols}
+    n = arrays[length_key].size
     for key, arr in arrays.items():
         if arr.size != n:
-            raise ValueError(f"{where} [columns].{key}: {arr.size} rows, batch_size has {n}")
+            raise ValueError(f"{where} [columns].{key}: {arr.size} rows, {length_key} has {n}")
+    return data, arrays, where
+
+
+def load_batch_profile(path) -> BatchProfile:
+    """Load and validate one batch-profile TOML file."""
+    data, arrays, where = _load_table(path, _PROFILE_COLUMNS, _PROFILE_REQUIRED, "batch_size")
     b = arrays["batch_size"]
     if np.any(b != np.round(b)):
         raise ValueError(f"{where} [columns].batch_size: must be whole numbers")
@@ -155,20 +165,7 @@ class TokenLatencyProfile:
 
 def load_token_latency_profile(path) -> TokenLatencyProfile:
     """Load and validate one token-latency TOML file (``ValueError`` naming file and field)."""
-    path = Path(path)
-    data = _read_toml(path)
-    where = path.name
-    _check_keys(data, _PROFILE_TOP, _PROFILE_TOP, where)
-    for key, kind in _PROFILE_TOP.items():
-        if not isinstance(data[key], kind):
-            raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}")
-    cols = data["columns"]
-    _check_keys(cols, _TOKEN_COLUMNS, _TOKEN_COLUMNS, f"{where} [columns]")
-    arrays = {k: _column(cols[k], f"{where} [columns].{k}") for k in _TOKEN_COLUMNS}
-    n = arrays["output_tokens"].size
-    for key, arr in arrays.items():
-        if arr.size != n:
-            raise ValueError(f"{where} [columns].{key}: {arr.size} rows, output_tokens has {n}")
+    data, arrays, where = _load_table(path, _TOKEN_COLUMNS, _TOKEN_COLUMNS, "output_tokens")
     for key in ("input_tokens", "output_tokens"):
         if np.any(arrays[key] != np.round(arrays[key])):
             raise ValueError(f"{where} [columns].{key}: must be whole numbers")
