@@ -1,21 +1,33 @@
 """Page rerun after a slider move, against a bare Streamlit page with one chart.
 
-Both pages run headless under ``streamlit.testing.v1.AppTest`` in this process;
-the baseline is a page with one slider and one ``go.Figure`` of 200 points.
-The goal is a rerun within 2x the baseline's.
+Both run in real Streamlit servers on loopback, driven over the websocket
+protocol the browser uses (``benchmarks/live.py``).  The baseline is a page
+with one slider and one ``go.Figure`` of 200 points, served with the app's
+own ``.streamlit/config.toml``.  The goal is a rerun within 2x the baseline's.
+
+Two measures per rerun:
+* server CPU time (user + system of the server process over many moves,
+  divided by their number): the work a move costs, robust against other load
+  on the machine; this is the one the goal is judged on;
+* wall time from the widget message to ``script_finished`` (median), which on
+  loopback also carries TCP delayed-acknowledgement stalls (~40 ms here) that
+  hit both pages alike.
+
+Each page's slider is its what-if slider (the load), drawn inside an
+``st.fragment``: a move re-runs only what depends on it.  Values are cycled
+several times, so results cached by the page count as they would for a user
+moving a slider back and forth.
 """
 from __future__ import annotations
 
+import asyncio
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
 from benchmarks.harness import Row
+from benchmarks.live import Session, cpu_seconds, server
 
-ROOT = Path(__file__).resolve().parent.parent
 BARE = '''
 import numpy as np
 import plotly.graph_objects as go
@@ -25,52 +37,59 @@ x = np.linspace(0.01, 0.99, 200)
 st.plotly_chart(go.Figure(go.Scatter(x=x, y=1 / (1 - rho * x))))
 '''
 
-
-def _rerun_times(at: AppTest, key: str, values, repeat: int = 3) -> float:
-    """Median wall time of one rerun after moving slider ``key``."""
-    times = []
-    for _ in range(repeat):
-        for v in values:
-            slider = at.slider(key=key)
-            t0 = time.perf_counter()
-            slider.set_value(v).run()
-            times.append(time.perf_counter() - t0)
-            assert not at.exception, at.exception
-    return statistics.median(times)
-
-
-def page_rerun(page: str, key: str = "rho", values=(0.3, 0.6, 0.9, 0.45)) -> float:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.run()
-    at.switch_page(page).run()
-    at.slider(key=key).set_value(values[-1]).run()      # warm the caches
-    return _rerun_times(at, key, values)
-
-
-def bare_rerun(values=(0.3, 0.6, 0.9, 0.45)) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bare.py"
-        path.write_text(BARE)
-        at = AppTest.from_file(str(path), default_timeout=60)
-        at.run()
-        return _rerun_times(at, "rho", values)
-
-
-# (page, slider key, values cycled; medians over three cycles, so cached results count)
+# (title, url path, slider key, values cycled)
 PAGES = [
-    ("GPU batching", "pages/gpu_batching.py", "rho", (0.3, 0.6, 0.9, 0.45)),
-    ("LLM token limits", "pages/llm_token_limits.py", "log_sd", (0.5, 0.7, 0.9, 0.6)),
-    ("LLM batching", "pages/llm_batching.py", "ln_sd", (0.6, 0.7, 0.8, 0.65)),
-    ("CPU-GPU pipeline", "pages/cpu_gpu_pipeline.py", "frac", (0.3, 0.6, 0.9, 0.45)),
-    ("Autoscaling SLA", "pages/autoscaling_sla.py", "amplitude", (0.2, 0.5, 0.8, 0.4)),
+    ("GPU batching", "gpu-batching", "rho", (0.3, 0.6, 0.9, 0.45)),
+    ("LLM token limits", "llm-token-limits", "rho", (0.3, 0.6, 0.9, 0.45)),
+    ("LLM batching", "llm-batching", "lam_per_s", (0.05, 0.1, 0.15, 0.08)),
+    ("CPU-GPU pipeline", "cpu-gpu-pipeline", "load", (0.3, 0.6, 0.9, 0.45)),
+    ("Autoscaling SLA", "autoscaling-sla", "rho", (0.3, 0.6, 0.9, 0.45)),
 ]
+CYCLES = 8
+
+
+async def _moves(session: Session, key: str, values, pid: int) -> tuple[float, float]:
+    """(median wall s, server CPU s per move) over CYCLES passes through ``values``."""
+    for v in values:                                   # warm the page's caches
+        await session.set(key, v)
+    walls = []
+    cpu0 = cpu_seconds(pid)
+    for _ in range(CYCLES):
+        for v in values:
+            run = await session.set(key, v)
+            if run.exceptions:
+                raise RuntimeError(f"{key}={v}: {run.exceptions[0]}")
+            walls.append(run.seconds)
+    return statistics.median(walls), (cpu_seconds(pid) - cpu0) / len(walls)
+
+
+async def _measure(bare_port, bare_pid, app_port, app_pid) -> list[tuple]:
+    bare = Session(bare_port)
+    await bare.open("")
+    out = []
+    for title, path, key, values in PAGES:
+        page = Session(app_port)
+        await page.open(path)
+        # Interleave: the baseline is measured right before each page, under the same load.
+        b_wall, b_cpu = await _moves(bare, "rho", (0.3, 0.6, 0.9, 0.45), bare_pid)
+        p_wall, p_cpu = await _moves(page, key, values, app_pid)
+        out.append((title, key, b_wall, b_cpu, p_wall, p_cpu))
+        await page.close()
+    await bare.close()
+    return out
 
 
 def run() -> list[Row]:
-    bare = bare_rerun()
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "bare.py"
+        script.write_text(BARE)
+        with server(script) as (bare_port, bare_pid), server() as (app_port, app_pid):
+            results = asyncio.run(_measure(bare_port, bare_pid, app_port, app_pid))
     rows = []
-    for title, page, key, values in PAGES:
-        t = page_rerun(page, key, values)
-        rows.append(Row(f"{title} page rerun ({key} slider)", t * 1e3, "ms", "bare page ms",
-                        bare * 1e3, bare / t, "<= 2x bare", t <= 2 * bare))
+    for title, key, b_wall, b_cpu, p_wall, p_cpu in results:
+        rows.append(Row(f"{title} rerun, server CPU ({key})", p_cpu * 1e3, "ms",
+                        "bare page ms", b_cpu * 1e3, b_cpu / p_cpu, "<= 2x bare",
+                        p_cpu <= 2 * b_cpu))
+        rows.append(Row(f"{title} rerun, wall ({key})", p_wall * 1e3, "ms", "bare page ms",
+                        b_wall * 1e3, b_wall / p_wall, "(shown)", None))
     return rows

@@ -8,6 +8,7 @@ from ui import batching_data as data
 from ui import compare, share
 from ui import figures_batching as figs
 from ui.export import report_button, show_chart
+from ui.panel import action_row, results_table
 from ui.profile_input import profile_input
 
 PAGE = "gpu"
@@ -57,11 +58,9 @@ def sidebar():
         profile = profile_input("preset")
         st.divider()
         st.radio("Load given as", ("rho", "rate"), key="load_mode", horizontal=True,
-                 format_func={"rho": "ρ = λα", "rate": "requests/s"}.get)
-        if st.session_state["load_mode"] == "rho":
-            st.slider("Normalised load ρ = λα", 0.01, 0.99, key="rho", step=0.01)
-        else:
-            st.number_input("Arrival rate (requests/s)", 1.0, 1e7, key="rate_per_s", step=100.0)
+                 format_func={"rho": "ρ = λα", "rate": "requests/s"}.get,
+                 help="The load itself is set above the results, where moving it "
+                      "re-draws only what depends on it.")
         st.toggle("Cap the batch size (b_max)", key="cap_batch")
         if st.session_state["cap_batch"]:
             st.number_input("b_max", 1, 1024, key="b_max", step=1)
@@ -137,6 +136,120 @@ def cached_view_figures(view: str, key: tuple, _ctx: dict) -> list:
     return view_figures(view, _ctx)
 
 
+# Views whose charts depend on the load (drawn inside the what-if fragment).
+LOAD_VIEWS = ("Utilisation & energy", "Tail latency & Triton")
+
+
+def load_input():
+    if st.session_state["load_mode"] == "rho":
+        st.slider("Normalised load ρ = λα", 0.01, 0.99, key="rho", step=0.01)
+    else:
+        st.number_input("Arrival rate (requests/s)", 1.0, 1e7, key="rate_per_s", step=100.0)
+
+
+def show_view(view: str, ctx: dict, key: tuple) -> None:
+    """The charts of one view and their captions."""
+    if view == "Formulas":
+        for tex, what in FORMULAS:
+            st.latex(tex)
+            st.caption(what)
+        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        return
+    for name, fig in cached_view_figures(view, key, ctx):
+        show_chart(fig, name)
+    fit, lam, b_max = ctx["fit"], ctx["lam"], ctx["b_max"]
+    if view == "Utilisation & energy" and fit.beta_j is None:
+        st.info("Energy charts need board power in the profile.")
+    if view == "Profile fit":
+        st.caption(f"Source: {ctx['profile'].source}")
+    if view == "Tail latency & Triton" and ctx["stable"]:
+        ds = data.delay_sweep(lam, fit.alpha_ms, fit.tau0_ms, b_max,
+                              min(int(st.session_state["preferred"]), b_max or 1024),
+                              data.delay_grid(fit.alpha_ms, fit.tau0_ms), 200_000)
+        st.caption(f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
+                   f"gives the smallest p99 ({ds.p99.min():.3g} ms; greedy: "
+                   f"{ds.greedy_p99:.3g} ms).")
+
+
+def view_key(ctx: dict, view: str) -> tuple:
+    """Every input the view's figures depend on (the load only where it matters)."""
+    fit = ctx["fit"]
+    base = ctx["base"]
+    return (fit.alpha_ms, fit.tau0_ms, ctx["b_max"], fit.beta_j, fit.c0_j, ctx["profile"],
+            ctx["rho_axis"], ctx["sla"], st.session_state["simulate"],
+            None if base is None else base["key"], st.session_state["preferred"],
+            ctx["lam"] if view in LOAD_VIEWS else None)
+
+
+@st.fragment
+def operating_point(ctx: dict) -> dict:
+    """Load input, results at that load, pin/report actions; load-dependent charts.
+
+    Moving the load re-runs only this (``st.fragment``): nothing else on the
+    page depends on it.
+    """
+    load_input()
+    fit, b_max, c, sla = ctx["fit"], ctx["b_max"], ctx["c"], ctx["sla"]
+    alpha, tau0, beta, c0 = fit.alpha_ms, fit.tau0_ms, fit.beta_j, fit.c0_j
+    if st.session_state["load_mode"] == "rho":
+        lam = st.session_state["rho"] / alpha
+    else:
+        lam = st.session_state["rate_per_s"] / 1000.0
+    cap = ctx["cap"]
+    here = data.point(lam, alpha, tau0, b_max)
+    stable = lam < cap
+    if not stable:
+        st.error(f"Unstable: {lam * 1000:,.0f} requests/s is at or beyond this server's capacity "
+                 f"of {cap * 1000:,.0f} requests/s (ρ limit {cap * alpha:.3f}). Latency grows "
+                 "without bound; lower the load or raise b_max.", icon=":material/warning:")
+    sweep = ctx["sweep"]
+    lam_p99 = max_rate_for_p99(sla, sweep)
+    p99_here = data.p99_at(lam, alpha, tau0, b_max) if stable else float("inf")
+    eta = None if beta is None else float(1.0 / (beta + c0 / here.mean_batch_size))
+    j_per_req = None if eta is None else 1.0 / eta
+    lam_sla = ctx["lam_sla"]
+    usd = cost_per_million(lam, j_per_req or 0.0, st.session_state["gpu_usd_h"],
+                           st.session_state["usd_kwh"])
+    unstable = "∞ (unstable)"
+    items = [
+        ("Mean latency E[W]", f"{here.mean_latency:.3g} ms" if stable else unstable),
+        ("p99 latency (simulated)", f"{p99_here:.3g} ms" if stable else unstable),
+        ("Mean batch size E[B]", f"{here.mean_batch_size:.3g}"),
+        ("Utilisation", f"{100 * here.utilization:.1f} %"),
+        ("Load", f"{lam * 1000:,.0f} req/s (ρ = {lam * alpha:.3f})"),
+        ("Energy efficiency", "n/a (no power data)" if eta is None else f"{eta:.3g} jobs/J"),
+        ("Energy per request", "n/a" if j_per_req is None else f"{j_per_req:.3g} J"),
+        ("$ per million requests", f"{usd:.3g}" if stable else "n/a"),
+        ("Largest load with E[W] ≤ SLA", f"{lam_sla * 1000:,.0f} req/s (ρ = {lam_sla * alpha:.3f})"),
+        ("Largest load with p99 ≤ SLA (simulated)",
+         f"{lam_p99 * 1000:,.0f} req/s (ρ = {lam_p99 * alpha:.3f})"),
+    ]
+    results_table(items)
+    scenario = {"label": f"{ctx['profile'].name}, b_max={b_max or '∞'}",
+                "key": (alpha, tau0, b_max, beta, c0, lam),
+                "metrics": {"E[W] (ms)": float(here.mean_latency),
+                            "E[B]": float(here.mean_batch_size),
+                            "utilisation": float(here.utilization),
+                            "max req/s for SLA": lam_sla * 1000},
+                "curve": (c.lam, c.mean_latency)}
+    row = action_row()
+    base = compare.controls(PAGE, scenario, row)
+    ctx = dict(ctx, lam=lam, here=here, stable=stable, eta=eta, base=base)
+    params = {"profile": ctx["profile"].name, "alpha (ms)": f"{alpha:.5g}",
+              "tau0 (ms)": f"{tau0:.5g}", "b_max": b_max or "∞",
+              "load (req/s)": f"{lam * 1000:.6g}", "rho": f"{lam * alpha:.4f}", "SLA (ms)": sla}
+    report_button("GPU dynamic batching", params,
+                  lambda: [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
+                  FORMULAS, ERRATA, "gpu_batching_report.html", where=row)
+    if base is not None:
+        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
+    view = st.session_state["view"]
+    if view in LOAD_VIEWS:
+        show_view(view, ctx, view_key(ctx, view))
+    share.publish(FIELDS)
+    return ctx
+
+
 def run():
     share.restore(FIELDS)
     st.title("GPU dynamic batching")
@@ -154,109 +267,28 @@ def run():
     b_max = int(st.session_state["b_max"]) if st.session_state["cap_batch"] else None
     beta, c0 = fit.beta_j, fit.c0_j
     cap = float(batching.capacity(alpha, tau0, b_max))          # per ms
-    if st.session_state["load_mode"] == "rho":
-        lam = st.session_state["rho"] / alpha
-    else:
-        lam = st.session_state["rate_per_s"] / 1000.0
     rho_axis = st.session_state["load_mode"] == "rho"
     to_x = (lambda l: np.asarray(l) * alpha) if rho_axis else (lambda l: np.asarray(l) * 1000.0)
-    x_title = "normalised load ρ = λα" if rho_axis else "arrival rate (requests/s)"
-    x_max = float(to_x(1.0 / alpha)) * 1.0
     sla = float(st.session_state["sla_ms"])
-
     c = data.curves(alpha, tau0, b_max, beta, c0)
-    here = data.point(lam, alpha, tau0, b_max)
-    stable = lam < cap
-    if not stable:
-        st.error(f"Unstable: {lam * 1000:,.0f} requests/s is at or beyond this server's capacity "
-                 f"of {cap * 1000:,.0f} requests/s (ρ limit {cap * alpha:.3f}). Latency grows "
-                 "without bound; lower the load or raise b_max.", icon=":material/warning:")
 
     badge = data.validation(alpha, tau0, b_max)
     st.caption(f":material/verified: Validation for this profile: φ is at most "
                f"{100 * badge['phi_gap']:.1f}% above the exact E[W]; simulation agrees with the "
                f"exact mean within {badge['max_z']:.1f} CI half-widths at 3 loads.")
-
-    # ---------------------------------------------------------------- operating point
     bar = st.progress(0.0, "Simulating…")
     sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, 200_000, bar)
     bar.empty()
-    lam_p99 = max_rate_for_p99(sla, sweep)
-    p99_here = data.p99_at(lam, alpha, tau0, b_max) if stable else float("inf")
-    eta = None if beta is None else float(1.0 / (beta + c0 / here.mean_batch_size))
-    j_per_req = None if eta is None else 1.0 / eta
-    lam_sla = data.max_rate_mean(sla, alpha, tau0, b_max)
-    st.subheader("Operating point")
-    m = st.columns(5)
-    m[0].metric("Mean latency E[W]", f"{here.mean_latency:.3g} ms" if stable else "∞ (unstable)")
-    m[1].metric("p99 latency (simulated)", f"{p99_here:.3g} ms" if stable else "∞ (unstable)")
-    m[2].metric("Mean batch size E[B]", f"{here.mean_batch_size:.3g}")
-    m[3].metric("Utilisation", f"{100 * here.utilization:.1f} %")
-    m[4].metric("Load", f"{lam * 1000:,.0f} req/s", f"ρ = {lam * alpha:.3f}", delta_color="off")
-    m = st.columns(5)
-    m[0].metric("Energy efficiency", "n/a (no power data)" if eta is None else f"{eta:.3g} jobs/J")
-    m[1].metric("Energy per request", "n/a" if j_per_req is None else f"{j_per_req:.3g} J")
-    usd = cost_per_million(lam, j_per_req or 0.0, st.session_state["gpu_usd_h"],
-                           st.session_state["usd_kwh"])
-    m[2].metric("$ per million requests", f"{usd:.3g}" if stable else "n/a")
-    m[3].metric("Largest load with E[W] ≤ SLA", f"{lam_sla * 1000:,.0f} req/s",
-                f"ρ = {lam_sla * alpha:.3f}", delta_color="off")
-    m[4].metric("Largest load with p99 ≤ SLA", f"{lam_p99 * 1000:,.0f} req/s",
-                f"ρ = {lam_p99 * alpha:.3f} (simulated)", delta_color="off")
-    if lam_sla == 0.0:
-        st.warning(f"No load meets a mean latency of {sla:g} ms: a lone job already takes "
-                   f"α + τ0 = {alpha + tau0:.3g} ms.")
-    elif beta is not None:
-        e_sla = float(1.0 / batching.energy_efficiency(lam_sla, alpha, tau0, beta, c0, b_max))
-        st.caption(f"At that load each request costs {e_sla:.3g} J.")
-
-    scenario = {"label": f"{profile.name}, b_max={b_max or '∞'}",
-                "key": (alpha, tau0, b_max, beta, c0, lam),
-                "metrics": {"E[W] (ms)": float(here.mean_latency),
-                            "E[B]": float(here.mean_batch_size),
-                            "utilisation": float(here.utilization),
-                            "max req/s for SLA": lam_sla * 1000},
-                "curve": (c.lam, c.mean_latency)}
-    base = compare.controls(PAGE, scenario)
-    if base is not None:
-        st.caption(f"Baseline: {base['label']}")
-        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
-
-    # ---------------------------------------------------------------- views
     view = st.segmented_control("View", VIEWS, key="view", required=True)
-    ctx = dict(c=c, x=to_x(c.lam), to_x=to_x, x_title=x_title, x_max=x_max,
-               unstable_at=float(to_x(cap)), sla=sla, sweep=sweep, base=base, here=here,
-               eta=eta, stable=stable, fit=fit, lam=lam, b_max=b_max)
-    if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
-    else:
-        point_dependent = view in ("Utilisation & energy", "Tail latency & Triton")
-        key = (alpha, tau0, b_max, beta, c0, profile, rho_axis, sla,
-               st.session_state["simulate"], None if base is None else base["key"],
-               st.session_state["preferred"], lam if point_dependent else None)
-        for name, fig in cached_view_figures(view, key, ctx):
-            show_chart(fig, name)
-        if view == "Utilisation & energy" and beta is None:
-            st.info("Energy charts need board power in the profile.")
-        if view == "Profile fit":
-            st.caption(f"Source: {profile.source}")
-        if view == "Tail latency & Triton" and stable:
-            ds = data.delay_sweep(lam, alpha, tau0, b_max,
-                                  min(int(st.session_state["preferred"]), b_max or 1024),
-                                  data.delay_grid(alpha, tau0), 200_000)
-            st.caption(f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
-                       f"gives the smallest p99 ({ds.p99.min():.3g} ms; greedy: "
-                       f"{ds.greedy_p99:.3g} ms).")
-
-    params = {"profile": profile.name, "alpha (ms)": f"{alpha:.5g}", "tau0 (ms)": f"{tau0:.5g}",
-              "b_max": b_max or "∞", "load (req/s)": f"{lam * 1000:.6g}",
-              "rho": f"{lam * alpha:.4f}", "SLA (ms)": sla}
-    report_button("GPU dynamic batching", params,
-                  lambda: [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
-                  FORMULAS, ERRATA, "gpu_batching_report.html")
+    st.subheader("Operating point")
+    ctx = dict(c=c, x=to_x(c.lam), to_x=to_x, x_title="normalised load ρ = λα" if rho_axis
+               else "arrival rate (requests/s)", x_max=float(to_x(1.0 / alpha)),
+               unstable_at=float(to_x(cap)), cap=cap, sla=sla, sweep=sweep, fit=fit,
+               profile=profile, b_max=b_max, rho_axis=rho_axis,
+               lam_sla=data.max_rate_mean(sla, alpha, tau0, b_max))
+    ctx = operating_point(ctx)
+    if view not in LOAD_VIEWS:
+        show_view(view, ctx, view_key(ctx, view))
     share.publish(FIELDS)
 
 

@@ -28,10 +28,28 @@ def charts(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def results(at) -> dict[str, str]:
+    """Every labelled value on the page: st.metric elements and the cells of the
+    results tables (``ui.panel.results_table``: labels as headers, values below)."""
+    out = {m.label: m.value for m in at.metric}
+    for md in at.markdown:
+        lines = [ln for ln in md.value.splitlines() if ln.startswith("|")]
+        for head, rule, body in zip(lines[0::3], lines[1::3], lines[2::3]):
+            if not set(rule) <= set("|-: "):
+                continue
+            labels = [c.strip() for c in head.strip("|").split(" | ")]
+            values = [c.strip().strip("*") for c in body.strip("|").split(" | ")]
+            out.update({k.replace("\\|", "|"): v.replace("\\|", "|")
+                        for k, v in zip(labels, values)})
+    return out
+
+
 def metric(at, label: str) -> str:
-    """The value of the metric with this label (or, failing that, starting with it)."""
-    exact = [m.value for m in at.metric if m.label == label]
-    return exact[0] if exact else next(m.value for m in at.metric if m.label.startswith(label))
+    """The value labelled ``label`` (or, failing that, whose label starts with it)."""
+    found = results(at)
+    if label in found:
+        return found[label]
+    return next(v for k, v in found.items() if k.startswith(label))
 
 
 def trace(fig: dict, name: str) -> dict:

@@ -9,20 +9,24 @@ def _key(page: str) -> str:
     return f"_baseline_{page}"
 
 
-def controls(page: str, scenario: dict) -> dict | None:
-    """Pin/clear buttons; returns the pinned baseline (or None).
+def controls(page: str, scenario: dict, where=None) -> dict | None:
+    """Pin/clear buttons (drawn in ``where``, a container; the page by default);
+    returns the pinned baseline (or None).
 
     ``scenario``: {"label": str, "metrics": {name: value}, "curve": (x, y)} for the
-    current inputs; pinning stores a copy.
+    current inputs; pinning stores a copy.  A click reruns the whole page so the
+    charts outside a what-if fragment pick the baseline up too.
     """
+    where = st if where is None else where
     key = _key(page)
-    left, right = st.columns(2)
-    if left.button("Pin as baseline", key=f"pin_{page}", icon=":material/push_pin:",
-                   help="Keep this scenario; later curves are drawn against it (dashed)."):
+    if where.button("Pin as baseline", key=f"pin_{page}", icon=":material/push_pin:",
+                    help="Keep this scenario; later curves are drawn against it (dashed)."):
         st.session_state[key] = {k: v for k, v in scenario.items()}
-    if st.session_state.get(key) is not None and right.button(
+        st.rerun()
+    if st.session_state.get(key) is not None and where.button(
             "Clear baseline", key=f"unpin_{page}", icon=":material/close:"):
         st.session_state[key] = None
+        st.rerun()
     return st.session_state.get(key)
 
 

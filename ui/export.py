@@ -86,28 +86,31 @@ padding:4px 8px;text-align:left}} .cap{{color:#555;font-size:0.9em}} code{{font-
 
 def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None:
     """Draw a chart with its exports: the modebar camera downloads PNG or SVG (the
-    format chosen in ``st.session_state[image_format_key]``), and buttons give the
-    data as CSV and the chart as standalone HTML (generated only when clicked)."""
+    format chosen in ``st.session_state[image_format_key]``), and one row of
+    buttons gives the data as CSV and the chart as standalone HTML (generated
+    only when clicked)."""
     import streamlit as st
 
     fmt = st.session_state.get(image_format_key, "png")
     st.plotly_chart(fig, config=chart_config(fmt, name), key=f"chart_{name}")
-    c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
-                       key=f"csv_{name}", on_click="ignore", icon=":material/download:")
-    c2.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
-                       key=f"html_{name}", on_click="ignore", icon=":material/download:")
+    row = st.container(horizontal=True, gap="small")
+    row.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
+                        key=f"csv_{name}", on_click="ignore", icon=":material/download:")
+    row.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
+                        key=f"html_{name}", on_click="ignore", icon=":material/download:")
 
 
-def report_button(title: str, parameters: dict, sections, formulas, notes, file_name: str) -> None:
+def report_button(title: str, parameters: dict, sections, formulas, notes, file_name: str,
+                  where=None) -> None:
     """"Download report": the offline HTML report, built only when clicked.
 
     ``sections``: a callable returning [(heading, figure, caption)] (every chart of
-    the page); ``formulas``: [(latex, what)] as the pages list them.
+    the page); ``formulas``: [(latex, what)] as the pages list them; ``where``: the
+    container to draw the button in (the page by default).
     """
     import streamlit as st
 
-    st.download_button(
+    (st if where is None else where).download_button(
         "Download report (all charts, offline HTML)",
         lambda: report_html(title, parameters, sections(),
                             [what + ": " + tex for tex, what in formulas], notes),
