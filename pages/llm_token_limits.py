@@ -6,7 +6,8 @@ import streamlit as st
 from ui import compare, share
 from ui import figures_tokens as figs
 from ui import tokens_data as data
-from ui.export import report_html, show_chart
+from ui.export import report_button, show_chart
+from ui.panel import action_row, results_markdown
 from ui.tokens_uploads import MAX_TOKEN_ROWS, parse_token_counts
 from engine.token_limit import objective_v1, objective_v2
 
@@ -193,7 +194,6 @@ def sidebar():
                             step=0.005, format="%.4f")
         else:
             st.slider("Load without a limit ρ∞ = λ(aE[n] + c)", 0.01, 3.0, key="rho", step=0.01)
-        st.number_input("Chosen token limit n_max", 1, 100_000, key="limit", step=100)
         left, right = st.columns(2)
         left.number_input("n_max from", 1, 100_000, key="n_lo", step=100)
         right.number_input("n_max to", 2, 100_000, key="n_hi", step=100)
@@ -274,7 +274,8 @@ def _pct(x):
 
 
 def answer_panel(p, free, lam, patience, method):
-    """The chosen limit ``p`` against no limit ``free``, as metrics and one sentence."""
+    """The chosen limit ``p`` against no limit ``free``: one results table and one
+    sentence, drawn as a single element."""
     stable = np.isfinite(p.mean_wait)
     if not stable:
         where = ("no limit is stable: a one-token answer already takes a + c"
@@ -289,31 +290,124 @@ def answer_panel(p, free, lam, patience, method):
                               "loss_fraction": float("nan"), "mean_wait_served": float("nan")})
     free_stable = np.isfinite(free.mean_wait)
     change = 100 * (p.mean_wait / free.mean_wait - 1) if stable and free_stable else None
-    st.subheader("Answer at the chosen limit")
-    m = st.columns(5)
-    m[0].metric("Mean wait E[W]", f"{p.mean_wait:.3g} s" if stable else "∞ (unstable)",
-                "no limit: n/a" if np.isnan(free.mean_wait) else
-                "no limit: unstable" if not free_stable else
-                (f"{change:+.1f} % vs no limit" if change is not None else None),
-                delta_color="inverse" if change is not None else "off")
-    m[1].metric("Answers clipped", _pct(p.clipped_share))
-    m[2].metric(f"Impatient users lost (τ = {patience:g} s)", _pct(p.loss_fraction),
-                None if np.isnan(free.loss_fraction) else
-                f"{100 * (p.loss_fraction - free.loss_fraction):+.1f} points vs no limit",
-                delta_color="inverse")
-    m[3].metric("Wait of served users E[W_qs]", f"{p.mean_wait_served:.3g} s",
-                f"no limit: {free.mean_wait_served:.3g} s", delta_color="off")
-    m[4].metric("Load ρ", f"{p.load:.3f}", f"no limit: {free.load:.3f}", delta_color="off")
+    vs_free = ("n/a" if np.isnan(free.mean_wait) else "unstable" if not free_stable
+               else f"{free.mean_wait:.3g} s")
+    items = [
+        ("Mean wait E[W]", f"{p.mean_wait:.3g} s" if stable else "∞ (unstable)"),
+        ("E[W] without a limit", vs_free),
+        ("Change vs no limit", "n/a" if change is None else f"{change:+.1f} %"),
+        ("Answers clipped", _pct(p.clipped_share)),
+        ("Load ρ", f"{p.load:.3f} (no limit: {free.load:.3f})"),
+        (f"Impatient users lost (τ = {patience:g} s)", _pct(p.loss_fraction)),
+        ("Lost without a limit", "n/a" if np.isnan(free.loss_fraction)
+         else _pct(free.loss_fraction)),
+        ("Wait of served users E[W_qs]", f"{p.mean_wait_served:.3g} s"),
+        ("E[W_qs] without a limit", f"{free.mean_wait_served:.3g} s"),
+        ("Mean share of requested tokens served", _pct(p.mean_utility)),
+    ]
     if not stable:
         wait = "an unstable queue without impatience"
     elif change is None:
         wait = f"mean wait {p.mean_wait:.3g} s (no limit: unstable)"
     else:
         wait = f"mean wait {p.mean_wait:.3g} s ({change:+.1f} % vs no limit)"
-    st.markdown(f"**Limit {p.n_max:,.0f} → {wait}, {_pct(p.clipped_share)} of answers clipped, "
-                f"{_pct(p.loss_fraction)} of impatient users lost** "
-                f"(mean share of the requested tokens served: {_pct(p.mean_utility)}; "
-                f"impatience model: {method}).")
+    st.markdown(results_markdown(items) + "\n\n"
+                f"**Limit {p.n_max:,.0f} → {wait}, {_pct(p.clipped_share)} of answers clipped, "
+                f"{_pct(p.loss_fraction)} of impatient users lost** (impatience model: {method}).")
+
+
+# Views whose charts mark the chosen limit (drawn inside the what-if fragment);
+# the others show curves over the whole n_max range and do not move with it.
+LIMIT_VIEWS = ("Token law",)
+
+
+def view_key(ctx: dict, view: str) -> tuple:
+    s = st.session_state
+    return (view, ctx["law_key"], ctx["lam"], ctx["a"], ctx["c"], ctx["patience"], ctx["grid"],
+            ctx["limit"] if view in LIMIT_VIEWS else None, ctx["method"], ctx["printed"],
+            ctx["theta1"], ctx["theta2"], ctx["ell"], s["simulate"],
+            None if ctx["base"] is None else ctx["base"]["key"], ctx["input_term"],
+            ctx["table"])
+
+
+def show_view(view: str, ctx: dict) -> None:
+    """The charts of one view with their captions (Formulas and Paper vs model: text)."""
+    a, c = ctx["a"], ctx["c"]
+    if view == "Formulas":
+        for tex, what in FORMULAS:
+            st.latex(tex)
+            st.caption(what)
+        st.markdown("**Errata and remarks on the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        return
+    if view == "Paper vs model":
+        rows = data.paper(a, c)
+        st.caption(f"§V-B's numbers beside this model's, with S = {a:.5g}·n + {c:.4g} s and the "
+                   "paper's setting otherwise (lognormal(7, 0.7); λ = 1/40 for V1, λ = 1/25, "
+                   "τ = 60 s, θ = 0.95, ℓ = 4 for V2).")
+        st.dataframe(pd.DataFrame([{"quantity": r.quantity, "unit": r.unit, "paper": r.paper,
+                                    "model": round(r.model, 4), "why they differ": r.note}
+                                   for r in rows]), hide_index=True)
+        st.markdown("The token shares depend on the law alone and agree. The delays differ "
+                    "because the paper's fit of S = a·n + c is not published: Table I's own fit "
+                    "is about 5 % steeper. The V1 optimum of eq 10 cannot be 1600 with the "
+                    "paper's delays, and eq 11's printed sign rewards delay, so the V2 optimum "
+                    "with the corrected sign is a short limit.")
+        return
+    if view == "Latency fit" and ctx["table"] is None:
+        st.info(f"Typed profile: S = {a:.5g}·n + {c:.4g} s (no measurements to show).")
+    with st.spinner("Searching the best limits…" if view == "Optimal limit" else "Drawing…"):
+        shown = cached_view_figures(view, view_key(ctx, view), ctx)
+    for name, fig in shown:
+        show_chart(fig, name)
+    if view == "Optimal limit":
+        b1, b2 = ctx["best"]()
+        st.caption(f"V1 is best at {b1.n_max:,} tokens (E[W] = {b1.mean_wait:.3g} s); "
+                   f"V2 at {b2.n_max:,} tokens (E[W_q] = {b2.mean_wait:.3g} s, "
+                   f"{_pct(b2.loss_fraction)} lost). Both searched over every integer limit "
+                   "near the optimum; the curves are on the n_max grid.")
+
+
+@st.fragment
+def chosen_limit(ctx: dict) -> dict:
+    """Limit slider, the answer at that limit, pin/report; charts that mark the limit.
+
+    Moving the limit re-runs only this (``st.fragment``)."""
+    s = st.session_state
+    lo, hi = int(ctx["grid"][0]), int(ctx["grid"][-1])
+    st.slider("Chosen token limit n_max", min(lo, int(s["limit"])), max(hi, int(s["limit"])),
+              key="limit", step=1,
+              help="The limit the answer above is for; the n_max range of the curves is set "
+                   "in the sidebar.")
+    law_key, dist, lam, a, c = ctx["law_key"], ctx["dist"], ctx["lam"], ctx["a"], ctx["c"]
+    patience, method, limit = ctx["patience"], ctx["method"], int(s["limit"])
+    p = data.point(law_key, dist, lam, a, c, limit, patience, method)
+    answer_panel(p, ctx["free"], lam, patience, method)
+    cur = ctx["curves"]
+    scenario = {"label": f"{ctx['law_label']}, λ = {lam:.4g}/s, a = {a:.4g}, c = {c:.3g}",
+                "key": (law_key, lam, a, c, ctx["grid"]),
+                "metrics": {"E[W] at limit (s)": p.mean_wait, "answers clipped": p.clipped_share,
+                            "users lost": p.loss_fraction, "E[W_qs] (s)": p.mean_wait_served},
+                "curve": (cur.n_max, cur.mean_wait)}
+    row = action_row()
+    base = compare.controls(PAGE, scenario, row)
+    ctx = dict(ctx, limit=limit, point=p, base=base)
+    params = {"profile": ctx["profile"], "a (s/token)": f"{a:.6g}", "c (s)": f"{c:.5g}",
+              "token law": ctx["law_label"], "λ (requests/s)": f"{lam:.5g}", "limit": limit,
+              "patience τ (s)": patience, "impatience model": method, "θ (V1)": ctx["theta1"],
+              "θ (V2)": ctx["theta2"], "ℓ": ctx["ell"]}
+    report_button("LLM token limits", params,
+                  lambda: [(n, f, "") for v in VIEWS[:4] for n, f in view_figures(v, ctx)],
+                  FORMULAS,
+                  ERRATA + [f"{r.quantity}: paper {r.paper:g}, model {r.model:.4g} {r.unit} "
+                            f"({r.note})" for r in data.paper(a, c)],
+                  "llm_token_limits_report.html", where=row)
+    if base is not None:
+        st.caption(f"Baseline: {base['label']}")
+        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
+    if s["view"] in LIMIT_VIEWS:
+        show_view(s["view"], ctx)
+    share.publish(FIELDS)
+    return ctx
 
 
 def run():
@@ -334,10 +428,9 @@ def run():
     summary = data.law_summary(law_key, dist)
     lam = (float(s["lam_per_s"]) if s["load_mode"] == "rate"
            else float(s["rho"]) / (a * summary["mean_tokens"] + c))
-    patience, method, limit = float(s["patience_s"]), s["method"], int(s["limit"])
+    patience, method = float(s["patience_s"]), s["method"]
     grid = data.n_max_grid(lo, hi)
     cur = data.curves(law_key, dist, lam, a, c, patience, grid)
-    p = data.point(law_key, dist, lam, a, c, limit, patience, method)
     free = (data.point(law_key, dist, lam, a, c, None, patience, method)
             if summary["summable"] else None)
     if free is None:
@@ -345,8 +438,6 @@ def run():
                 "no-limit comparisons are left out; set a limit.")
     st.caption(f"λ = {lam:.4g} requests/s, S = {a:.5g}·n + {c:.4g} s ({profile}), "
                f"token law {law_label}: mean {summary['mean_tokens']:.0f} tokens without a limit.")
-    answer_panel(p, free, lam, patience, method)
-
     sim = None
     if s["simulate"]:
         bar = st.progress(0.0, "Simulating…")
@@ -355,80 +446,30 @@ def run():
         sim = data.sim_sweep(law_key, dist, lam, a, c, patience, limits, tuple(loads), bar)
         bar.empty()
 
-    scenario = {"label": f"{law_label}, λ = {lam:.4g}/s, a = {a:.4g}, c = {c:.3g}",
-                "key": (law_key, lam, a, c, grid),
-                "metrics": {"E[W] at limit (s)": p.mean_wait, "answers clipped": p.clipped_share,
-                            "users lost": p.loss_fraction, "E[W_qs] (s)": p.mean_wait_served},
-                "curve": (cur.n_max, cur.mean_wait)}
-    base = compare.controls(PAGE, scenario)
-    if base is not None:
-        st.caption(f"Baseline: {base['label']}")
-        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
-
     printed = bool(s["printed_sign"])
     theta1, theta2, ell = float(s["theta_v1"]), float(s["theta_v2"]), float(s["loss_cost"])
     imp = cur.exact if method == "exact" else cur.interpolation
 
+    def best():
+        return (data.best_v1(law_key, dist, lam, a, c, theta1),
+                data.best_v2(law_key, dist, lam, a, c, theta2, ell, patience, method, printed))
+
     def objectives():
-        b1 = data.best_v1(law_key, dist, lam, a, c, theta1)
-        b2 = data.best_v2(law_key, dist, lam, a, c, theta2, ell, patience, method, printed)
+        b1, b2 = best()
         return (objective_v1(cur.mean_utility, cur.mean_wait, theta1),
                 objective_v2(cur.mean_utility, imp.mean_wait_all, imp.loss_fraction, theta2, ell,
                              printed), b1, b2)
 
     view = st.segmented_control("View", VIEWS, key="view", required=True)
-    ctx = dict(curves=cur, limit=limit, sim=sim, base=base, objectives=objectives,
-               printed=printed, summary=summary, point=p, law_label=law_label, table=table,
-               input_term=bool(s["input_term"]))
-    if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata and remarks on the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
-    elif view == "Paper vs model":
-        rows = data.paper(a, c)
-        st.caption(f"§V-B's numbers beside this model's, with S = {a:.5g}·n + {c:.4g} s and the "
-                   "paper's setting otherwise (lognormal(7, 0.7); λ = 1/40 for V1, λ = 1/25, "
-                   "τ = 60 s, θ = 0.95, ℓ = 4 for V2).")
-        st.dataframe(pd.DataFrame([{"quantity": r.quantity, "unit": r.unit, "paper": r.paper,
-                                    "model": round(r.model, 4), "why they differ": r.note}
-                                   for r in rows]), hide_index=True)
-        st.markdown("The token shares depend on the law alone and agree. The delays differ "
-                    "because the paper's fit of S = a·n + c is not published: Table I's own fit "
-                    "is about 5 % steeper. The V1 optimum of eq 10 cannot be 1600 with the "
-                    "paper's delays, and eq 11's printed sign rewards delay, so the V2 optimum "
-                    "with the corrected sign is a short limit.")
-    else:
-        key = (view, law_key, lam, a, c, patience, grid, limit, method, printed, theta1, theta2,
-               ell, s["simulate"], None if base is None else base["key"], bool(s["input_term"]),
-               table)
-        if view == "Latency fit" and table is None:
-            st.info(f"Typed profile: S = {a:.5g}·n + {c:.4g} s (no measurements to show).")
-        with st.spinner("Searching the best limits…" if view == "Optimal limit" else "Drawing…"):
-            shown = cached_view_figures(view, key, ctx)
-        for name, fig in shown:
-            show_chart(fig, name)
-        if view == "Optimal limit":
-            b1, b2 = data.best_v1(law_key, dist, lam, a, c, theta1), \
-                data.best_v2(law_key, dist, lam, a, c, theta2, ell, patience, method, printed)
-            st.caption(f"V1 is best at {b1.n_max:,} tokens (E[W] = {b1.mean_wait:.3g} s); "
-                       f"V2 at {b2.n_max:,} tokens (E[W_q] = {b2.mean_wait:.3g} s, "
-                       f"{_pct(b2.loss_fraction)} lost). Both searched over every integer limit "
-                       "near the optimum; the curves are on the n_max grid.")
-
-    params = {"profile": profile, "a (s/token)": f"{a:.6g}", "c (s)": f"{c:.5g}",
-              "token law": law_label, "λ (requests/s)": f"{lam:.5g}", "limit": limit,
-              "patience τ (s)": patience, "impatience model": method, "θ (V1)": theta1,
-              "θ (V2)": theta2, "ℓ": ell}
-    st.download_button(
-        "Download report (all charts, offline HTML)", lambda: report_html(
-            "LLM token limits", params,
-            [(n, f, "") for v in VIEWS[:4] for n, f in view_figures(v, ctx)],
-            [what + ": " + tex for tex, what in FORMULAS],
-            ERRATA + [f"{r.quantity}: paper {r.paper:g}, model {r.model:.4g} {r.unit} ({r.note})"
-                      for r in data.paper(a, c)]),
-        "llm_token_limits_report.html", "text/html", key="report", on_click="ignore",
-        icon=":material/description:")
+    st.subheader("Answer at the chosen limit")
+    ctx = dict(curves=cur, limit=None, sim=sim, objectives=objectives, best=best,
+               printed=printed, summary=summary, law_label=law_label, table=table,
+               input_term=bool(s["input_term"]), law_key=law_key, dist=dist, lam=lam, a=a, c=c,
+               patience=patience, method=method, grid=grid, free=free, profile=profile,
+               theta1=theta1, theta2=theta2, ell=ell)
+    ctx = chosen_limit(ctx)
+    if view not in LIMIT_VIEWS:
+        show_view(view, dict(ctx, limit=None))
     share.publish(FIELDS)
 
 

@@ -151,20 +151,21 @@ def test_paper_scenario_button_sets_section_vb_inputs():
 def _page_with_eager_report(page):
     """The page, with the report's deferred download generated at once into session state."""
     import streamlit as st
+    from streamlit.delta_generator import DeltaGenerator
 
-    real = st.download_button
+    real = DeltaGenerator.download_button
 
-    def eager(label, data, *args, **kwargs):
-        if callable(data):
+    def eager(self, label, data, *args, **kwargs):
+        if callable(data) and kwargs.get("key") == "report":
             st.session_state["_report_html"] = data()
             data = b""
-        return real(label, data, *args, **kwargs)
+        return real(self, label, data, *args, **kwargs)
 
-    st.download_button = eager
+    DeltaGenerator.download_button = eager
     try:
         exec(compile(open(page, encoding="utf-8").read(), page, "exec"), {"__name__": "__main__"})
     finally:
-        st.download_button = real
+        DeltaGenerator.download_button = real
 
 
 def test_report_holds_every_chart_and_the_paper_comparison():
