@@ -41,7 +41,7 @@ st.plotly_chart(go.Figure(go.Scatter(x=x, y=1 / (1 - rho * x))))
 PAGES = [
     ("GPU batching", "gpu-batching", "rho", (0.3, 0.6, 0.9, 0.45)),
     ("LLM token limits", "llm-token-limits", "limit", (1000, 1600, 2400, 1300)),
-    ("LLM batching", "llm-batching", "lam_per_s", (0.05, 0.1, 0.15, 0.08)),
+    ("LLM batching", "llm-batching", "lam", (0.05, 0.1, 0.15, 0.08)),
     ("CPU-GPU pipeline", "cpu-gpu-pipeline", "load", (0.3, 0.6, 0.9, 0.45)),
     ("Autoscaling SLA", "autoscaling-sla", "rho", (0.3, 0.6, 0.9, 0.45)),
 ]

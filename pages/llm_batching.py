@@ -7,6 +7,7 @@ from ui import compare, share
 from ui import figures_llm_batching as figs
 from ui import llm_batching_data as data
 from ui.export import report_button, show_chart
+from ui.panel import action_row, results_table
 from ui.uploads import read_csv_table
 
 PAGE = "llm"
@@ -142,8 +143,6 @@ def sidebar() -> tuple:
             st.number_input("k4 (s per token)", 0.0, 1.0, key="k4", format="%.5f", step=0.001)
         st.number_input("λ axis up to (requests/s)", 0.01, 20.0, key="lam_max", step=0.05,
                         format="%.3f")
-        st.slider("Current load λ (requests/s)", 0.001, float(st.session_state["lam_max"]),
-                  key="lam", step=0.001, format="%.3f")
         st.number_input("Fixed batch size b", 1, 1024, key="b")
         st.number_input("Batch-size cap b_max (capped dynamic)", 1, 1024, key="b_max")
         st.number_input("KV cache (tokens, continuous)", 100.0, 1e8, key="kv", step=1000.0)
@@ -219,12 +218,6 @@ def run():
         st.error(f"These inputs cannot be evaluated: {err}")
         share.publish(FIELDS)
         return
-    labels = data.LABELS
-    bad = [s for s in data.STRATEGIES if lam >= lims[s]]
-    if bad:
-        st.error("Unstable: at λ = " + f"{lam:.4g} requests/s " + "; ".join(
-            f"{labels[s]} (capacity {lims[s]:.4g} requests/s)" for s in bad)
-            + " cannot keep up; latency grows without bound.", icon=":material/warning:")
     coarse = data.coarse_grid(lam_max)
     if lims["dynamic"] < coarse[0]:
         st.warning(f"Uncapped dynamic batching is unstable at every load shown: with this token "
@@ -242,52 +235,28 @@ def run():
              "fixed": fixed["coarse"]}
     sweep = (data.sim_sweep(spec, k, b, b_max, kv, prompt, lam_max, lims, int(ss["n_jobs"]), bar)
              if ss["simulate"] else None)
-    b_star, soj_star = data.best_fixed(lam, spec, k)
-    rec, soj_rec = data.recommended_b_max(lam, spec, k)
     bar.empty()
     best = data.best_per_load(exact, sweep)
-
-    # ---------------------------------------------------------------- answers
-    st.subheader("Operating point")
-    m = st.columns(4)
-    m[0].metric("Optimal fixed b*", f"{b_star}" if b_star else "none stable",
-                f"{soj_star:.3g} s mean latency" if b_star else None, delta_color="off")
-    m[1].metric("Recommended b_max", f"{rec}" if rec else "none stable",
-                f"{soj_rec:.3g} s mean latency" if rec else None, delta_color="off")
-    m[2].metric("Throughput-optimal b", f"{bc.b_opt}",
-                f"μ = {bc.throughput[bc.b_opt - 1]:.3g} requests/s", delta_color="off")
-    m[3].metric("Mean output E[N]", f"{bc.mean_tokens:.4g} tokens")
-    st.dataframe(pd.DataFrame({
-        "strategy": [labels[s] for s in data.STRATEGIES],
-        "capacity (requests/s)": [lims[s] for s in data.STRATEGIES],
-        "stable at current λ": ["yes" if lam < lims[s] else "no" for s in data.STRATEGIES]}),
-        hide_index=True)
-    regions = [(c, name) for c, name in zip(coarse, best)]
     st.caption("Best strategy by load: " + ", ".join(
-        f"λ = {c:.3g}: {name or 'none stable'}" for c, name in regions)
+        f"λ = {c:.3g}: {name or 'none stable'}" for c, name in zip(coarse, best))
         + ("" if sweep is not None else " (exact strategies only; simulate to include elastic "
            "and continuous batching)."))
 
-    scenario = {"label": f"{spec[0]}, b={b}, b_max={b_max}", "key": (spec, k, b, b_max, lam_max),
-                "metrics": {"b*": float(b_star), "recommended b_max": float(rec),
-                            "capped capacity (req/s)": lims["capped"]},
-                "curve": (fixed["lam"], fixed["exact"])}
-    base = compare.controls(PAGE, scenario)
-    if base is not None:
-        st.caption(f"Baseline (fixed-b exact curve): {base['label']}")
-        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
-
-    # ---------------------------------------------------------------- views
     view = st.segmented_control("View", VIEWS, key="view", required=True)
+    st.subheader("Operating point")
     ctx = dict(limits=lims, fixed=fixed, coarse=coarse, exact=exact, sweep=sweep, b=b,
-               b_max=b_max, lam=lam, lam_max=lam_max, base=base, batch=bc, best=best)
+               b_max=b_max, lam=None, lam_max=lam_max, batch=bc, best=best, spec=spec, k=k,
+               kv=kv, prompt=prompt)
+    ctx = operating_point(ctx)
     if view == "Formulas":
         for tex, what in FORMULAS:
             st.latex(tex)
             st.caption(what)
         st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
     else:
-        for name, fig in view_figures(view, ctx):
+        # Curves over the whole λ axis: drawn outside the fragment, without a marker
+        # at the current λ (which moves without re-drawing them).
+        for name, fig in view_figures(view, dict(ctx, lam=None)):
             show_chart(fig, name)
         if view == "Latency":
             st.caption("Exact chains are solved up to 80 % (uncapped) and 90 % (capped) of "
@@ -297,13 +266,55 @@ def run():
                        "Fixed batching's exact curve is the paper's M/D^b/1 model with the "
                        "mean batch time H(b, E[L_b]); the simulation uses each batch's "
                        "realised longest output (longer for heavy tails).")
+    share.publish(FIELDS)
+
+
+@st.fragment
+def operating_point(ctx: dict) -> dict:
+    """Current load λ, the answers at it, pin/report.  Moving λ re-runs only this."""
+    lam_max = ctx["lam_max"]
+    st.slider("Current load λ (requests/s)", 0.001, float(lam_max), key="lam", step=0.001,
+              format="%.3f")
+    lam = float(st.session_state["lam"])
+    lims, labels, spec, k, bc = ctx["limits"], data.LABELS, ctx["spec"], ctx["k"], ctx["batch"]
+    bad = [s for s in data.STRATEGIES if lam >= lims[s]]
+    if bad:
+        st.error("Unstable: at λ = " + f"{lam:.4g} requests/s " + "; ".join(
+            f"{labels[s]} (capacity {lims[s]:.4g} requests/s)" for s in bad)
+            + " cannot keep up; latency grows without bound.", icon=":material/warning:")
+    b_star, soj_star = data.best_fixed(lam, spec, k)
+    rec, soj_rec = data.recommended_b_max(lam, spec, k)
+    items = [
+        ("Optimal fixed b*", f"{b_star}" if b_star else "none stable"),
+        ("Latency at b*", f"{soj_star:.3g} s" if b_star else "n/a"),
+        ("Recommended b_max", f"{rec}" if rec else "none stable"),
+        ("Latency at that b_max", f"{soj_rec:.3g} s" if rec else "n/a"),
+        ("Load λ", f"{lam:.4g} req/s"),
+        ("Throughput-optimal b", f"{bc.b_opt}"),
+        ("Throughput there", f"{bc.throughput[bc.b_opt - 1]:.3g} req/s"),
+        ("Mean output E[N]", f"{bc.mean_tokens:.4g} tokens"),
+    ] + [(f"{labels[s]}: capacity", f"{lims[s]:.4g} req/s "
+          + ("(stable)" if lam < lims[s] else "(unstable here)")) for s in data.STRATEGIES]
+    results_table(items)
+    b, b_max, fixed = ctx["b"], ctx["b_max"], ctx["fixed"]
+    scenario = {"label": f"{spec[0]}, b={b}, b_max={b_max}", "key": (spec, k, b, b_max, lam_max),
+                "metrics": {"b*": float(b_star), "recommended b_max": float(rec),
+                            "capped capacity (req/s)": lims["capped"]},
+                "curve": (fixed["lam"], fixed["exact"])}
+    row = action_row()
+    base = compare.controls(PAGE, scenario, row)
+    ctx = dict(ctx, lam=lam, base=base)
     params = {"token law": str(spec[:3] if spec[0] != "empirical" else "empirical"),
               "k (s)": str(k), "b": b, "b_max": b_max, "λ (req/s)": lam,
-              "KV cache (tokens)": kv, "prompt tokens": prompt}
+              "KV cache (tokens)": ctx["kv"], "prompt tokens": ctx["prompt"]}
     report_button("LLM batching strategies", params,
                   lambda: [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
-                  FORMULAS, ERRATA, "llm_batching_report.html")
+                  FORMULAS, ERRATA, "llm_batching_report.html", where=row)
+    if base is not None:
+        st.caption(f"Baseline (fixed-b exact curve): {base['label']}")
+        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
     share.publish(FIELDS)
+    return ctx
 
 
 run()
