@@ -5,7 +5,8 @@ import streamlit as st
 from ui import compare, share
 from ui import figures_pipeline as figs
 from ui import pipeline_data as data
-from ui.export import report_html, show_chart
+from ui.export import report_button, show_chart
+from ui.panel import action_row, results_markdown
 
 PAGE = "pipeline"
 SPECS = data.spec_table()
@@ -80,11 +81,9 @@ def sidebar():
                      format_func=lambda w: WORKLOADS[w].name, on_change=_set_k_from_workload)
         st.divider()
         st.radio("Load given as", ("frac", "rate"), key="load_mode", horizontal=True,
-                 format_func={"frac": "fraction of capacity", "rate": "jobs/s"}.get)
-        if st.session_state["load_mode"] == "frac":
-            st.slider("Load λ / capacity", 0.01, 0.99, key="frac", step=0.01)
-        else:
-            st.number_input("Arrival rate λ (jobs/s)", 0.001, 1e9, key="rate_per_s", step=100.0)
+                 format_func={"frac": "fraction of capacity", "rate": "jobs/s"}.get,
+                 help="The load itself is set above the answer, where moving it re-draws "
+                      "only what depends on it.")
         st.slider("K: jobs the GPU memory holds", 1, 64, key="K",
                   help="Set from the workload's memory_slots when the workload changes.")
         st.slider("Compute units modelled", 1, 128, key="units",
@@ -234,6 +233,63 @@ def run():
     bar = st.progress(0.0, "Solving the exact tandem…")
     cv = data.curves(*rates_key, bar=bar)
     bar.empty()
+    sim = None
+    if st.session_state["simulate"]:
+        bar = st.progress(0.0, "Simulating…")
+        sim = data.sim_sweep(*rates_key, cv.cap, bar)
+        bar.empty()
+    view = st.segmented_control("View", VIEWS, key="view", required=True)
+    st.subheader("Answer")
+    ctx = dict(curves=cv, rates=r, sim=sim, spec=gpu, precision=wl.precision,
+               job_bytes=float(wl.job_size_bytes), rates_key=rates_key, workload=wl,
+               K=K, units=units, blocking=blocking)
+    ctx = answer(ctx)
+    if view not in LOAD_VIEWS:
+        show_view(view, ctx)
+    share.publish(FIELDS)
+
+
+# Views whose charts depend on the load (drawn inside the what-if fragment).
+LOAD_VIEWS = ("Pipeline",)
+
+
+def show_view(view: str, ctx: dict) -> None:
+    if view == "Formulas":
+        for tex, what in FORMULAS:
+            st.latex(tex)
+            st.caption(what)
+        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        return
+    rates_key, base = ctx["rates_key"], ctx["base"]
+    if view == "Buffer & units":
+        bar = st.progress(0.0, "Solving capacities…")
+        families(ctx, bar)
+        bar.empty()
+        st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
+    key = (rates_key, ctx["lam"] if view in LOAD_VIEWS else None, st.session_state["simulate"],
+           None if base is None else base["key"], ctx["spec"], ctx["workload"].id)
+    for name, fig in cached_view_figures(view, key, ctx):
+        show_chart(fig, name)
+    if view == "Pipeline":
+        st.caption("Busy: time fraction a stage works; blocked: time fraction it holds or may "
+                   "not start a job because the next stage is full. Red: the slowest stage "
+                   "alone.")
+
+
+def families(ctx: dict, bar=None) -> None:
+    ctx["k_family"] = data.k_family(*ctx["rates_key"], bar=bar)
+    ctx["c_family"] = data.c_family(*ctx["rates_key"], bar=bar)
+
+
+@st.fragment
+def answer(ctx: dict) -> dict:
+    """Load input, the answer at that load, pin/report; load-dependent charts.
+    Moving the load re-runs only this (``st.fragment``)."""
+    if st.session_state["load_mode"] == "frac":
+        st.slider("Load λ / capacity", 0.01, 0.99, key="frac", step=0.01)
+    else:
+        st.number_input("Arrival rate λ (jobs/s)", 0.001, 1e9, key="rate_per_s", step=100.0)
+    cv, r, rates_key = ctx["curves"], ctx["rates"], ctx["rates_key"]
     cap = cv.cap
     lam = cap * st.session_state["frac"] if st.session_state["load_mode"] == "frac" \
         else st.session_state["rate_per_s"] / 1000.0
@@ -245,27 +301,23 @@ def run():
                  f"of {fmt_rate(cap)}. The CPU queue grows without bound; lower the "
                  "load, raise K or add units.", icon=":material/warning:")
     boxes, hot = stage_boxes(r, p, lam, stable)
-
-    # ---------------------------------------------------------------- answer panel
     wi = data.what_if(*rates_key)
-    st.subheader("Answer")
-    m = st.columns(4)
-    m[0].metric("Max sustainable rate", fmt_rate(cap),
-                f"{100 * (cap / min(r.mu_cpu, r.mu_mem, r.c * r.mu_cu) - 1):.1f} % vs slowest "
-                "stage alone", delta_color="off")
-    m[1].metric("Bottleneck stage", boxes[hot]["name"])
-    m[2].metric("Mean latency (exact)", f"{float(p.w_total):.4g} ms" if stable else "∞ (unstable)")
-    m[3].metric("Mean latency (naive)", f"{float(naive.w_total):.4g} ms"
-                if np.isfinite(naive.w_total) else "∞ (unstable)",
-                "independent stations", delta_color="off")
-    m = st.columns(4)
-    for col, (name, c_new) in zip(m, wi.items()):
-        col.metric(f"Capacity with {name}", "too large to solve" if c_new is None
-                   else fmt_rate(c_new),
-                   None if c_new is None else f"{100 * (c_new / cap - 1):+.2f} %")
-    st.caption("More units means more hardware: each extra unit is as fast as one modelled "
-               "unit now. Capacities are exact (drift condition of the saturated pipeline).")
-
+    items = [
+        ("Max sustainable rate", fmt_rate(cap)),
+        ("vs slowest stage alone",
+         f"{100 * (cap / min(r.mu_cpu, r.mu_mem, r.c * r.mu_cu) - 1):.1f} %"),
+        ("Bottleneck stage", boxes[hot]["name"]),
+        ("Mean latency (exact)", f"{float(p.w_total):.4g} ms" if stable else "∞ (unstable)"),
+        ("Mean latency (naive)", f"{float(naive.w_total):.4g} ms"
+         if np.isfinite(naive.w_total) else "∞ (unstable)"),
+    ] + [(f"Capacity with {name}", "too large to solve" if c_new is None
+          else f"{fmt_rate(c_new)} ({100 * (c_new / cap - 1):+.2f} %)")
+         for name, c_new in wi.items()]
+    st.markdown(results_markdown(items) + "\n\nNaive: independent stations. More units means "
+                "more hardware: each extra unit is as fast as one modelled unit now. "
+                "Capacities are exact (drift condition of the saturated pipeline).")
+    gpu, wl, K, units, blocking = (ctx["spec"], ctx["workload"], ctx["K"], ctx["units"],
+                                   ctx["blocking"])
     scenario = {"label": f"{gpu.name}, {wl.id}, K={K}, units={units}, {blocking}",
                 "key": rates_key + (lam,),
                 "metrics": {"capacity (jobs/s)": cap * 1000,
@@ -273,63 +325,30 @@ def run():
                             "CPU blocked": float(p.p_cpu_blocked),
                             "memory blocked": float(p.p_mem_blocked)},
                 "curve": (cv.lam * 1000, cv.exact.w_total)}
-    base = compare.controls(PAGE, scenario)
-    if base is not None:
-        st.caption(f"Baseline: {base['label']}")
-        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
-
-    # ---------------------------------------------------------------- views
-    sim = None
-    if st.session_state["simulate"]:
-        bar = st.progress(0.0, "Simulating…")
-        sim = data.sim_sweep(*rates_key, cap, bar)
-        bar.empty()
-    view = st.segmented_control("View", VIEWS, key="view", required=True)
-    ctx = dict(curves=cv, rates=r, sim=sim, base=base, boxes=(boxes, hot), spec=gpu,
-               precision=wl.precision, job_bytes=float(wl.job_size_bytes),
+    row = action_row()
+    base = compare.controls(PAGE, scenario, row)
+    ctx = dict(ctx, lam=lam, base=base, boxes=(boxes, hot),
                arrival_text=f"Poisson arrivals λ = {fmt_rate(lam)} "
                             f"({100 * lam / cap:.0f} % of capacity)")
-
-    def families(bar_=None):
-        ctx["k_family"] = data.k_family(*rates_key, bar=bar_)
-        ctx["c_family"] = data.c_family(*rates_key, bar=bar_)
-
-    if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
-    else:
-        if view == "Buffer & units":
-            bar = st.progress(0.0, "Solving capacities…")
-            families(bar)
-            bar.empty()
-            st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
-        key = (rates_key, lam if view == "Pipeline" else None, st.session_state["simulate"],
-               None if base is None else base["key"], gpu, wl.id)
-        for name, fig in cached_view_figures(view, key, ctx):
-            show_chart(fig, name)
-        if view == "Pipeline":
-            st.caption("Busy: time fraction a stage works; blocked: time fraction it holds or may "
-                       "not start a job because the next stage is full. Red: the slowest stage "
-                       "alone.")
-
     params = {"GPU": gpu.name, "workload": wl.name,
               "CPU speed-up": st.session_state["cpu_speedup"], "K": K, "compute units": units,
               "blocking": blocking, "load (jobs/s)": f"{lam * 1000:.6g}",
               "capacity (jobs/s)": f"{cap * 1000:.6g}"}
 
-    def report():
+    def sections():
         if "k_family" not in ctx:
-            families()
-        return report_html("CPU-GPU pipeline", params,
-                           [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)],
-                           [what + ": " + tex for tex, what in FORMULAS], ERRATA)
+            families(ctx)
+        return [(n, f, "") for v in VIEWS[:-1] for n, f in view_figures(v, ctx)]
 
-    st.download_button("Download report (all charts, offline HTML)", report,
-                       "cpu_gpu_pipeline_report.html", "text/html", key="report",
-                       on_click="ignore", icon=":material/description:")
+    report_button("CPU-GPU pipeline", params, sections, FORMULAS, ERRATA,
+                  "cpu_gpu_pipeline_report.html", where=row)
+    if base is not None:
+        st.caption(f"Baseline: {base['label']}")
+        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
+    if st.session_state["view"] in LOAD_VIEWS:
+        show_view(st.session_state["view"], ctx)
     share.publish(FIELDS)
+    return ctx
 
 
 run()
