@@ -43,7 +43,7 @@ PAGES = [
     ("LLM token limits", "llm-token-limits", "limit", (1000, 1600, 2400, 1300)),
     ("LLM batching", "llm-batching", "lam", (0.05, 0.1, 0.15, 0.08)),
     ("CPU-GPU pipeline", "cpu-gpu-pipeline", "frac", (0.3, 0.6, 0.9, 0.45)),
-    ("Autoscaling SLA", "autoscaling-sla", "rho", (0.3, 0.6, 0.9, 0.45)),
+    ("Autoscaling SLA", "autoscaling-sla", "n", (11, 12, 14, 20)),
 ]
 CYCLES = 8
 

@@ -7,6 +7,7 @@ from ui import compare, share
 from ui import figures_sla as figs
 from ui import sla_data as data
 from ui.export import report_button, show_chart
+from ui.panel import action_row, results_markdown, results_table
 from ui.sla_uploads import MAX_INTERVALS, parse_trace_csv
 from ui.uploads import MAX_UPLOAD_BYTES
 
@@ -90,7 +91,6 @@ def sidebar():
             st.slider("d1: frontend → backend (ms)", 0.0, 20.0, key="d1_ms", step=0.05)
             st.slider("d2: backend → frontend (ms)", 0.0, 20.0, key="d2_ms", step=0.05)
             st.slider("Δ: pause before a retry (ms)", 0.0, 50.0, key="delta_ms", step=0.05)
-        st.number_input("Replicas n for the CDF", 1, 100_000, key="n", step=1)
         st.toggle("Simulate random dispatch", key="simulate",
                   help=f"{data.SIM_POINTS} cached simulations of at least 100,000 requests "
                        f"near the approximation's answer (up to {data.SIM_MAX_N} replicas).")
@@ -232,21 +232,15 @@ def run():
     s = data.Scenario(lam, mu, ss["law"], float(ss["sigma"]), ss["d1_ms"] / 1000,
                       ss["d2_ms"] / 1000, ss["delta_ms"] / 1000, float(ss["pct"]),
                       ss["rt_ms"] / 1000)
-    n = int(ss["n"])
     ans = data.answers(s)
     n_stable = float(np.floor(lam / mu) + 1)
-    stable = lam < n * mu
-    if not stable:
-        st.error(f"Unstable: λ = {lam:,.4g} requests/s is at or beyond the capacity nμ = "
-                 f"{n * mu:,.4g} requests/s of n = {n} replicas; at least {int(n_stable)} are "
-                 "needed for a steady state.", icon=":material/warning:")
     if not np.isfinite(ans["approx"]):
         st.error(f"No number of replicas meets p{s.percentile:g} ≤ {ss['rt_ms']:g} ms: even an "
                  f"idle replica is too slow (d1 + the service time's p{s.percentile:g}). Raise "
                  "RT or μ, or lower the percentile.", icon=":material/warning:")
 
     # ------------------------------------------------------------ answer
-    known = np.array([ans["approx"], ans["mmn"], n], dtype=float)
+    known = np.array([ans["approx"], ans["mmn"], ss["n"]], dtype=float)
     curves = data.n_curves(s, known[np.isfinite(known)].max() * 1.25 + 6)
     sim, ns = None, ()
     if ss["simulate"] and np.isfinite(ans["approx"]):
@@ -255,24 +249,20 @@ def run():
         bar = st.progress(0.0, "Simulating…")
         sim = data.sim_sweep(s, ns, bar)
         bar.empty()
-    sim_at_n = (data.sim_point(s, float(n), data.sim_requests(n))
-                if ss["simulate"] and stable and n <= data.SIM_MAX_N else None)
     st.subheader("Answer")
-    m = st.columns(4)
-    m[0].metric("Replicas, simulation", sim_answer(sim, ans["approx"]), "random retry", delta_color="off")
-    m[1].metric("Replicas, approximation n′", fmt_n(ans["approx"]), "eq 7", delta_color="off")
-    m[2].metric("Replicas, M/M/n", fmt_n(ans["mmn"]), "central queue", delta_color="off")
-    within_n = float(sla.response_cdf(s.rt, lam, mu, n, *s.delays, s.service))
-    m[3].metric(f"P(R ≤ RT) at n = {n}", f"{100 * within_n:.2f} %" if stable else "0 (unstable)",
-                "eq 7" if sim_at_n is None else
-                f"simulated {100 * sim_at_n.fraction_within(s.rt):.2f} %", delta_color="off")
+    text = ""
     if np.isfinite(ans["approx"]):
         who = (f"{sim_answer(sim, ans['approx'])} replicas meet (simulated)" if sim is not None and
                np.isfinite(sim["fewest"]) else f"eq 7 says {fmt_n(ans['approx'])} replicas meet")
-        st.markdown(f"**{who} p{s.percentile:g} ≤ {ss['rt_ms']:g} ms at λ = {lam:,.4g} "
-                    f"requests/s** (μ = {mu:,.4g} per replica, {s.law} service); the "
-                    f"approximation says n′ = {fmt_n(ans['approx'])}, one central M/M/n queue "
-                    f"{fmt_n(ans['mmn'])}.")
+        text = (f"\n\n**{who} p{s.percentile:g} ≤ {ss['rt_ms']:g} ms at λ = {lam:,.4g} "
+                f"requests/s** (μ = {mu:,.4g} per replica, {s.law} service); the "
+                f"approximation says n′ = {fmt_n(ans['approx'])}, one central M/M/n queue "
+                f"{fmt_n(ans['mmn'])}.")
+    st.markdown(results_markdown([
+        ("Replicas, simulation (random retry)", sim_answer(sim, ans["approx"])),
+        ("Replicas, approximation n′ (eq 7)", fmt_n(ans["approx"])),
+        ("Replicas, M/M/n (central queue)", fmt_n(ans["mmn"])),
+        ("Replicas for a steady state", f"{int(n_stable)}")]) + text)
 
     # ------------------------------------------------------------ trace plan
     rates, interval, label = trace_input(lam)
@@ -283,55 +273,95 @@ def run():
     except ValueError as err:
         st.error(f"Autoscaling plan not available: {err}", icon=":material/warning:")
     if plan is not None:
-        m = st.columns(4)
-        m[0].metric("Cost, autoscaled", f"${plan.cost:,.2f}", f"{plan.gpu_hours:,.1f} GPU-h",
-                    delta_color="off")
-        m[1].metric("Cost, static peak", f"${plan.static_cost:,.2f}",
-                    f"{int(plan.needed.max())} replicas", delta_color="off")
-        m[2].metric("Saving", f"{100 * plan.savings:.1f} %")
-        m[3].metric("Intervals missing the SLA", f"{plan.violation_intervals}",
-                    f"{plan.late_requests:,.0f} late requests", delta_color="off")
-        st.caption(f"Trace: {label}; interval {interval:g} s.")
+        st.markdown(results_markdown([
+            ("Cost, autoscaled", f"${plan.cost:,.2f} ({plan.gpu_hours:,.1f} GPU-h)"),
+            ("Cost, static peak", f"${plan.static_cost:,.2f} ({int(plan.needed.max())} replicas)"),
+            ("Saving", f"{100 * plan.savings:.1f} %"),
+            ("Intervals missing the SLA", f"{plan.violation_intervals}"),
+            ("Late requests", f"{plan.late_requests:,.0f}")])
+            + f"\n\nTrace: {label}; interval {interval:g} s.")
 
     scenario = {"label": f"λ={lam:g}/s, μ={mu:.4g}/s, p{s.percentile:g} ≤ {ss['rt_ms']:g} ms",
                 "metrics": {"replicas (eq 7)": ans["approx"], "replicas (M/M/n)": ans["mmn"],
                             **({} if plan is None else {"cost autoscaled ($)": plan.cost,
                                                          "saving": plan.savings})},
                 "curve": (curves["n"], curves["within_eq7"])}
-    base = compare.controls(PAGE, scenario)
+    base = compare.controls(PAGE, scenario, action_row())
     if base is not None:
         st.caption(f"Baseline: {base['label']}")
         st.dataframe(compare.difference_table(scenario, base), hide_index=True)
 
     # ------------------------------------------------------------ views
     view = st.segmented_control("View", VIEWS, key="view", required=True)
-    ctx = dict(s=s, curves=curves, sim=sim, n=n, n_stable=n_stable, stable=stable, base=base,
-               cdf=data.cdf_curves(s, n) if stable else None, sim_at_n=sim_at_n, plan=plan,
-               usd_h=float(ss["usd_h"]))
+    ctx = dict(s=s, curves=curves, sim=sim, n=None, n_stable=n_stable, base=base, plan=plan,
+               usd_h=float(ss["usd_h"]), trace_label=label)
+    st.subheader("At a chosen number of replicas")
+    ctx = at_replicas(ctx)
+    if view not in N_VIEWS:
+        show_view(view, dict(ctx, n=None))
+    share.publish(FIELDS)
+
+
+# Views whose charts depend on the chosen n (drawn inside the what-if fragment).
+N_VIEWS = ("Response time",)
+
+
+def show_view(view: str, ctx: dict) -> None:
     if view == "Formulas":
         for tex, what in FORMULAS:
             st.latex(tex)
             st.caption(what)
         st.markdown("**Errata and limits of the approximation**\n"
                     + "\n".join(f"- {e}" for e in ERRATA))
-    else:
-        for name, fig in view_figures(view, ctx):
-            show_chart(fig, name)
-        if view == "Response time" and not stable:
-            st.info(f"The CDF needs more than λ/μ = {lam / mu:.4g} replicas; raise n.")
-        if view == "Replicas":
-            st.caption("Shaded: too few replicas for a steady state. Dotted purple: eq 7 with "
-                       "the busy probability of a retry from the M/M/n busy-count chain (shown "
-                       "for c·μ ≤ 50 and n ≤ 400). M/M/n assumes exponential service and no "
-                       "d1, d2, Δ.")
+        return
+    for name, fig in view_figures(view, ctx):
+        show_chart(fig, name)
+    if view == "Response time" and not ctx["stable"]:
+        st.info(f"The CDF needs more than λ/μ = {lam_mu(ctx['s']):.4g} replicas; raise n.")
+    if view == "Replicas":
+        st.caption("Shaded: too few replicas for a steady state. Dotted purple: eq 7 with "
+                   "the busy probability of a retry from the M/M/n busy-count chain (shown "
+                   "for c·μ ≤ 50 and n ≤ 400). M/M/n assumes exponential service and no "
+                   "d1, d2, Δ.")
 
+
+@st.fragment
+def at_replicas(ctx: dict) -> dict:
+    """Replicas slider, P(R ≤ RT) at n (eq 7 and simulated), the report; the
+    response-time CDF at n.  Moving n re-runs only this (``st.fragment``)."""
+    ss, s = st.session_state, ctx["s"]
+    top = max(int(ctx["curves"]["n"][-1]), int(ss["n"]), 2)
+    st.slider("Replicas n", 1, top, key="n", step=1,
+              help="The fleet size the response-time distribution below is for.")
+    n = int(ss["n"])
+    lam, mu = s.lam, s.mu
+    stable = lam < n * mu
+    if not stable:
+        st.error(f"Unstable: λ = {lam:,.4g} requests/s is at or beyond the capacity nμ = "
+                 f"{n * mu:,.4g} requests/s of n = {n} replicas; at least "
+                 f"{int(ctx['n_stable'])} are needed for a steady state.",
+                 icon=":material/warning:")
+    sim_at_n = (data.sim_point(s, float(n), data.sim_requests(n))
+                if ss["simulate"] and stable and n <= data.SIM_MAX_N else None)
+    within_n = float(sla.response_cdf(s.rt, lam, mu, n, *s.delays, s.service))
+    results_table([
+        (f"P(R ≤ RT) at n = {n}, eq 7", f"{100 * within_n:.2f} %" if stable else "0 (unstable)"),
+        (f"P(R ≤ RT) at n = {n}, simulated", "off" if sim_at_n is None
+         else f"{100 * sim_at_n.fraction_within(s.rt):.2f} %"),
+        ("Utilisation λ/(nμ)", f"{100 * lam / (n * mu):.1f} %")])
+    ctx = dict(ctx, n=n, stable=stable, sim_at_n=sim_at_n,
+               cdf=data.cdf_curves(s, n) if stable else None)
     params = {"λ (requests/s)": f"{lam:.6g}", "μ (requests/s)": f"{mu:.6g}", "service": s.law,
               "d1, d2, Δ (ms)": f"{ss['d1_ms']:g}, {ss['d2_ms']:g}, {ss['delta_ms']:g}",
-              "SLA": f"p{s.percentile:g} ≤ {ss['rt_ms']:g} ms", "n": n, "trace": label}
+              "SLA": f"p{s.percentile:g} ≤ {ss['rt_ms']:g} ms", "n": n,
+              "trace": ctx["trace_label"]}
     report_button("Autoscaling for a latency SLA", params,
                   lambda: [(nm, f, "") for v in VIEWS[:-1] for nm, f in view_figures(v, ctx)],
                   FORMULAS, ERRATA, "autoscaling_sla_report.html")
+    if ss["view"] in N_VIEWS:
+        show_view(ss["view"], ctx)
     share.publish(FIELDS)
+    return ctx
 
 
 run()
