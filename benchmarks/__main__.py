@@ -5,7 +5,7 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim", "models", "pages"]
+ALL = ["exact", "sim", "models", "pages", "load"]
 
 
 def main(argv: list[str]) -> int:

@@ -144,9 +144,9 @@ def _central_loop(arrival, svc, n, d1, start):
 
 
 if numba is not None:
-    _retry_loop_fast = numba.njit(cache=True)(_retry_loop)
-    _jsq_loop_fast = numba.njit(cache=True)(_jsq_loop)
-    _central_loop_fast = numba.njit(cache=True)(_central_loop)
+    _retry_loop_fast = numba.njit(cache=True, nogil=True)(_retry_loop)
+    _jsq_loop_fast = numba.njit(cache=True, nogil=True)(_jsq_loop)
+    _central_loop_fast = numba.njit(cache=True, nogil=True)(_central_loop)
     BACKEND = "numba"
 else:  # pragma: no cover
     _retry_loop_fast, _jsq_loop_fast, _central_loop_fast = _retry_loop, _jsq_loop, _central_loop

@@ -165,8 +165,8 @@ def _continuous_loop(arr, tok, cap, kv_cap, prompt, k1, k2, k3, k4, start, finis
 
 
 if numba is not None:
-    _batch_loop_fast = numba.njit(cache=True)(_batch_loop)
-    _continuous_loop_fast = numba.njit(cache=True)(_continuous_loop)
+    _batch_loop_fast = numba.njit(cache=True, nogil=True)(_batch_loop)
+    _continuous_loop_fast = numba.njit(cache=True, nogil=True)(_continuous_loop)
     BACKEND = "numba"
 else:  # pragma: no cover
     _batch_loop_fast, _continuous_loop_fast = _batch_loop, _continuous_loop

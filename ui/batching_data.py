@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine import batching, batching_curves, fit, operating_point
 from engine.presets import batch_profiles
+from ui.budget import heavy
 
 # Results are immutable by convention, so st.cache_resource hands out the cached
 # object itself (st.cache_data would unpickle a copy on every rerun).
@@ -35,11 +36,13 @@ def profile_fit(batch_size: tuple, throughput: tuple, power: tuple | None) -> fi
 
 
 @st.cache_resource(**CACHE)
+@heavy
 def curves(alpha, tau0, b_max, beta, c0) -> batching_curves.LoadCurves:
     return batching_curves.load_curves(alpha, tau0, b_max, beta, c0)
 
 
 @st.cache_resource(**CACHE)
+@heavy
 def family(alpha, tau0) -> list:
     return batching_curves.b_max_family(alpha, tau0, B_FAMILY)
 
@@ -55,6 +58,7 @@ def max_rate_mean(target_ms, alpha, tau0, b_max) -> float:
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
+@heavy
 def _rate_point(lam, alpha, tau0, b_max, n_jobs, i):
     return operating_point.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
                                          operating_point.rate_seed(SEED, i))
@@ -87,6 +91,7 @@ def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
+@heavy
 def p99_at(lam, alpha, tau0, b_max, n_jobs=200_000) -> float:
     """Simulated p99 latency (ms) at one load."""
     return operating_point.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
@@ -94,6 +99,7 @@ def p99_at(lam, alpha, tau0, b_max, n_jobs=200_000) -> float:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
+@heavy
 def _delay_point(lam, alpha, tau0, b_max, preferred, delay, n_jobs):
     return operating_point.sweep_queue_delay(lam, alpha, tau0, b_max, preferred, (delay,),
                                              n_jobs=n_jobs, seed=SEED)
@@ -110,6 +116,7 @@ def delay_sweep(lam, alpha, tau0, b_max, preferred, delays: tuple, n_jobs, bar=N
 
 
 @st.cache_resource(**CACHE)
+@heavy
 def validation(alpha, tau0, b_max) -> dict:
     """Largest relative gap φ − exact over the curve, and simulation-vs-exact z-scores."""
     c = batching_curves.load_curves(alpha, tau0, None, n_points=100)

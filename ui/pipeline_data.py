@@ -15,6 +15,7 @@ import streamlit as st
 from engine import pipeline as pl
 from engine.pipeline_sim import simulate_tandem
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
+from ui.budget import heavy
 
 CACHE = dict(max_entries=64, show_spinner=False)
 N_POINTS = 25              # exact λ grid
@@ -79,6 +80,7 @@ class Curves:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
+@heavy
 def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     return pl.tandem(np.array(lam), mu_cpu, mu_mem, mu_cu, K, c, blocking)
 
@@ -124,6 +126,7 @@ def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
+@heavy
 def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i):
     return simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
                            seed=np.random.SeedSequence([SEED, i]))

@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine import sla
 from engine.presets import batch_profiles
+from ui.budget import heavy
 
 CACHE = dict(max_entries=64, show_spinner=False)
 SEED = 2017
@@ -89,6 +90,7 @@ def n_grid(lam: float, mu: float, top: float) -> np.ndarray:
 
 
 @st.cache_resource(**CACHE)
+@heavy
 def n_curves(s: Scenario, top: float) -> dict:
     """Analytic curves against n: P(R ≤ RT) (eq 7, eq 7 with the retry correction,
     M/M/n) and the p-th percentile wait (eq 1 as printed, its quantile, M/M/n)."""
@@ -122,7 +124,10 @@ def sim_grid(lam: float, mu: float, start: float) -> tuple:
     return tuple(float(k) for k in range(lo, lo + SIM_POINTS))
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+# A result keeps its sorted response times (~3 MB per 200,000 requests): few
+# entries, and they expire, so a busy server's memory stays bounded.
+@st.cache_resource(max_entries=48, ttl=3600, show_spinner=False)
+@heavy
 def sim_point(s: Scenario, n: float, n_requests: int):
     """One random-retry simulation (``engine.sla.simulate_dispatch``), seeded by n."""
     return sla.simulate_dispatch("random_retry", s.lam, s.service, int(n), *s.delays,
