@@ -7,7 +7,7 @@ from ui import compare, share
 from ui import figures_sla as figs
 from ui import sla_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, results_markdown, results_table
+from ui.panel import action_row, memo_figures, results_markdown, results_table
 from ui.sla_uploads import MAX_INTERVALS, parse_trace_csv
 from ui.uploads import MAX_UPLOAD_BYTES
 
@@ -281,7 +281,9 @@ def run():
             ("Late requests", f"{plan.late_requests:,.0f}")])
             + f"\n\nTrace: {label}; interval {interval:g} s.")
 
+    plan_key = (rates, interval, float(ss["prov_s"]), float(ss["headroom"]), float(ss["usd_h"]))
     scenario = {"label": f"λ={lam:g}/s, μ={mu:.4g}/s, p{s.percentile:g} ≤ {ss['rt_ms']:g} ms",
+                "key": (s, plan_key),
                 "metrics": {"replicas (eq 7)": ans["approx"], "replicas (M/M/n)": ans["mmn"],
                             **({} if plan is None else {"cost autoscaled ($)": plan.cost,
                                                          "saving": plan.savings})},
@@ -294,7 +296,9 @@ def run():
     # ------------------------------------------------------------ views
     view = st.segmented_control("View", VIEWS, key="view", required=True)
     ctx = dict(s=s, curves=curves, sim=sim, n=None, n_stable=n_stable, base=base, plan=plan,
-               usd_h=float(ss["usd_h"]), trace_label=label)
+               usd_h=float(ss["usd_h"]), trace_label=label,
+               key=(s, float(curves["n"][-1]), ns, None if base is None else base["key"],
+                    plan_key))
     st.subheader("At a chosen number of replicas")
     ctx = at_replicas(ctx)
     if view not in N_VIEWS:
@@ -314,7 +318,8 @@ def show_view(view: str, ctx: dict) -> None:
         st.markdown("**Errata and limits of the approximation**\n"
                     + "\n".join(f"- {e}" for e in ERRATA))
         return
-    for name, fig in view_figures(view, ctx):
+    key = ctx["key"] + (ctx["n"] if view in N_VIEWS else None,)
+    for name, fig in memo_figures(PAGE, view, key, view_figures, ctx):
         show_chart(fig, name)
     if view == "Response time" and not ctx["stable"]:
         st.info(f"The CDF needs more than λ/μ = {lam_mu(ctx['s']):.4g} replicas; raise n.")

@@ -6,7 +6,7 @@ from ui import compare, share
 from ui import figures_pipeline as figs
 from ui import pipeline_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, results_markdown
+from ui.panel import action_row, memo_figures, results_markdown
 
 PAGE = "pipeline"
 SPECS = data.spec_table()
@@ -181,12 +181,6 @@ def view_figures(view: str, ctx: dict) -> list:
     return []
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def cached_view_figures(view: str, key: tuple, _ctx: dict) -> list:
-    """``view_figures`` memoised on ``key``, every input its figures depend on."""
-    return view_figures(view, _ctx)
-
-
 def exact_allowed(key: tuple, n_phases: int) -> bool:
     """Small phase spaces are solved on every rerun; large ones once asked for."""
     solved = st.session_state.setdefault("_pipeline_solved", set())
@@ -268,7 +262,7 @@ def show_view(view: str, ctx: dict) -> None:
         st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
     key = (rates_key, ctx["lam"] if view in LOAD_VIEWS else None, st.session_state["simulate"],
            None if base is None else base["key"], ctx["spec"], ctx["workload"].id)
-    for name, fig in cached_view_figures(view, key, ctx):
+    for name, fig in memo_figures(PAGE, view, key, view_figures, ctx):
         show_chart(fig, name)
     if view == "Pipeline":
         st.caption("Busy: time fraction a stage works; blocked: time fraction it holds or may "

@@ -8,7 +8,7 @@ from ui import batching_data as data
 from ui import compare, share
 from ui import figures_batching as figs
 from ui.export import report_button, show_chart
-from ui.panel import action_row, results_table
+from ui.panel import action_row, memo_figures, results_table
 from ui.profile_input import profile_input
 
 PAGE = "gpu"
@@ -128,14 +128,6 @@ def view_figures(view: str, ctx: dict) -> list:
     return []
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def cached_view_figures(view: str, key: tuple, _ctx: dict) -> list:
-    """``view_figures`` memoised on ``key``, every input the view's figures depend on
-    (building Plotly figures is most of a rerun; a load-slider move changes none of
-    the latency view's inputs)."""
-    return view_figures(view, _ctx)
-
-
 # Views whose charts depend on the load (drawn inside the what-if fragment).
 LOAD_VIEWS = ("Utilisation & energy", "Tail latency & Triton")
 
@@ -155,7 +147,7 @@ def show_view(view: str, ctx: dict, key: tuple) -> None:
             st.caption(what)
         st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
         return
-    for name, fig in cached_view_figures(view, key, ctx):
+    for name, fig in memo_figures(PAGE, view, key, view_figures, ctx):
         show_chart(fig, name)
     fit, lam, b_max = ctx["fit"], ctx["lam"], ctx["b_max"]
     if view == "Utilisation & energy" and fit.beta_j is None:

@@ -7,7 +7,7 @@ from ui import compare, share
 from ui import figures_llm_batching as figs
 from ui import llm_batching_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, results_table
+from ui.panel import action_row, memo_figures, results_table
 from ui.uploads import read_csv_table
 
 PAGE = "llm"
@@ -256,7 +256,10 @@ def run():
     else:
         # Curves over the whole λ axis: drawn outside the fragment, without a marker
         # at the current λ (which moves without re-drawing them).
-        for name, fig in view_figures(view, dict(ctx, lam=None)):
+        ss = st.session_state
+        key = (spec, k, b, b_max, lam_max, kv, prompt, ss["simulate"], int(ss["n_jobs"]),
+               None if ctx["base"] is None else ctx["base"]["key"])
+        for name, fig in memo_figures(PAGE, view, key, view_figures, dict(ctx, lam=None)):
             show_chart(fig, name)
         if view == "Latency":
             st.caption("Exact chains are solved up to 80 % (uncapped) and 90 % (capped) of "

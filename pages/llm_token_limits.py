@@ -7,7 +7,7 @@ from ui import compare, share
 from ui import figures_tokens as figs
 from ui import tokens_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, results_markdown
+from ui.panel import action_row, memo_figures, results_markdown
 from ui.tokens_uploads import MAX_TOKEN_ROWS, parse_token_counts
 from engine.token_limit import objective_v1, objective_v2
 
@@ -263,12 +263,6 @@ def view_figures(view: str, ctx: dict) -> list:
     return []
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def cached_view_figures(view: str, key: tuple, _ctx: dict) -> list:
-    """``view_figures`` memoised on ``key``, every input the view's figures depend on."""
-    return view_figures(view, _ctx)
-
-
 def _pct(x):
     return f"{100 * x:.1f} %"
 
@@ -356,7 +350,7 @@ def show_view(view: str, ctx: dict) -> None:
     if view == "Latency fit" and ctx["table"] is None:
         st.info(f"Typed profile: S = {a:.5g}·n + {c:.4g} s (no measurements to show).")
     with st.spinner("Searching the best limits…" if view == "Optimal limit" else "Drawing…"):
-        shown = cached_view_figures(view, view_key(ctx, view), ctx)
+        shown = memo_figures(PAGE, view, view_key(ctx, view), view_figures, ctx)
     for name, fig in shown:
         show_chart(fig, name)
     if view == "Optimal limit":

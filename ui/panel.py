@@ -37,3 +37,16 @@ def results_table(items: list[tuple[str, str]], per_row: int = 5) -> None:
 def action_row():
     """A horizontal container for a few buttons (one element for the row)."""
     return st.container(horizontal=True, gap="small")
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _figures(page: str, view: str, key: tuple, _build, _ctx) -> list:
+    return _build(view, _ctx)
+
+
+def memo_figures(page: str, view: str, key: tuple, build, ctx: dict) -> list:
+    """``build(view, ctx)`` (a page's (name, figure) pairs) memoised on
+    (page, view, key).  ``key`` must hold every input the view's figures depend
+    on: building Plotly figures is most of a full rerun, and most reruns change
+    none of a view's inputs.  Figures are shared, never modified after building."""
+    return _figures(page, view, key, build, ctx)
