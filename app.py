@@ -1,9 +1,14 @@
 """Inference Queueing Lab: the Streamlit entry point. It only routes."""
+from pathlib import Path
+
 import streamlit as st
+
+# A local favicon: a Material icon name would make the browser fetch it from Google Fonts.
+ICON = Path(__file__).resolve().parent / "assets" / "icon.png"
 
 
 def run() -> None:
-    st.set_page_config(page_title="Inference Queueing Lab", page_icon=":material/speed:",
+    st.set_page_config(page_title="Inference Queueing Lab", page_icon=str(ICON),
                        layout="wide")
     home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)
     models = [

@@ -172,7 +172,9 @@ class Session:
             w.double_array_value.data.extend([float(value)])
         elif kind == "checkbox":
             w.bool_value = bool(value)
-        elif kind in ("number_input",):
+        elif kind == "number_input" and isinstance(value, int):
+            w.int_value = value
+        elif kind == "number_input":
             w.double_value = float(value)
         else:
             raise NotImplementedError(f"widget kind {kind}")

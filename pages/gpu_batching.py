@@ -87,7 +87,7 @@ def view_figures(view: str, ctx: dict) -> list:
         return [("latency", figs.latency_figure(
             x, c.mean_latency, c.phi0, c.phi1, c.phi, **axes, sla_ms=ctx["sla"],
             sim=(to_x(sweep.lam), sweep.mean_latency, sweep.ci95)
-            if st.session_state["simulate"] else None,
+            if ctx["simulate"] else None,
             baseline=None if base is None else (to_x(base["curve"][0]), base["curve"][1])))]
     if view == "Utilisation & energy":
         out = [("utilisation", figs.utilization_figure(x, c.utilization, c.utilization_bound,
@@ -110,7 +110,7 @@ def view_figures(view: str, ctx: dict) -> list:
             c.mean_latency, **axes, sla_ms=ctx["sla"]))]
         if stable:
             b_max = ctx["b_max"]
-            preferred = min(int(st.session_state["preferred"]), b_max or 1024)
+            preferred = min(ctx["preferred"], b_max or 1024)
             ds = data.delay_sweep(ctx["lam"], fit.alpha_ms, fit.tau0_ms, b_max, preferred,
                                   data.delay_grid(fit.alpha_ms, fit.tau0_ms), 200_000)
             out.append(("queue_delay", figs.queue_delay_figure(
@@ -277,6 +277,9 @@ def run():
                else "arrival rate (requests/s)", x_max=float(to_x(1.0 / alpha)),
                unstable_at=float(to_x(cap)), cap=cap, sla=sla, sweep=sweep, fit=fit,
                profile=profile, b_max=b_max, rho_axis=rho_axis,
+               # read now: the report is built after the run, without session state
+               simulate=bool(st.session_state["simulate"]),
+               preferred=int(st.session_state["preferred"]),
                lam_sla=data.max_rate_mean(sla, alpha, tau0, b_max))
     ctx = operating_point(ctx)
     if view not in LOAD_VIEWS:

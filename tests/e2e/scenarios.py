@@ -1,0 +1,28 @@
+"""The pages the browser tests visit, and what each test does on them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    name: str              # page file stem; names the screenshot (artifacts/, docs/)
+    url_path: str          # st.Page url_path
+    title: str             # the page's st.title, also the report's title
+    slider: str            # label of the slider the tests move (wherever the page puts it)
+    param: str             # the slider's query parameter in the share link
+    view: str | None = None  # view shown before moving the slider, where the default
+    #                          view's charts do not depend on that slider
+
+
+PAGES = [
+    PageSpec("gpu_batching", "gpu-batching", "GPU dynamic batching",
+             "Normalised load ρ = λα", "rho", view="Utilisation & energy"),
+    PageSpec("llm_token_limits", "llm-token-limits", "LLM token limits", "log-mean μ", "log_mean"),
+    PageSpec("llm_batching", "llm-batching", "LLM batching strategies",
+             "log-mean μ (log tokens)", "ln_mu"),
+    PageSpec("cpu_gpu_pipeline", "cpu-gpu-pipeline", "CPU-GPU pipeline",
+             "K: jobs the GPU memory holds", "K", view="Throughput & latency"),
+    PageSpec("autoscaling_sla", "autoscaling-sla", "Autoscaling for a latency SLA",
+             "SLA percentile p (%)", "pct"),
+]
