@@ -126,7 +126,8 @@ def trace_input(lam: float) -> tuple[tuple, float, str]:
                                    f"timestamp_s (one per request); at most "
                                    f"{MAX_UPLOAD_BYTES // 1_000_000} MB.")
     pasted = st.text_area("…or paste trace CSV", key="sla_trace_paste", height=120,
-                          placeholder="time_s,rate_per_s\n0,420\n300,515\n600,640")
+                          placeholder="time_s,rate_per_s\n0,420\n300,515\n600,640",
+                          max_chars=MAX_UPLOAD_BYTES)
     fallback = ss.get(_LAST) or synthetic
     try:
         if upload is not None:

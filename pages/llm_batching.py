@@ -8,12 +8,12 @@ from ui import figures_llm_batching as figs
 from ui import llm_batching_data as data
 from ui.export import report_button, show_chart
 from ui.panel import action_row, memo_figures, results_table
-from ui.uploads import read_csv_table
+from ui.uploads import MAX_UPLOAD_BYTES
 
 PAGE = "llm"
 _P = data.presets()["a100_llama2_7b"]
 FIELDS = [
-    share.Field("preset", "a100_llama2_7b", str),
+    share.Field("preset", "a100_llama2_7b", str, choices=tuple(data.presets())),
     share.Field("law", "lognormal", str, choices=("lognormal", "uniform", "truncnorm",
                                                   "empirical")),
     share.Field("ln_mu", 7.0, float, 0.0, 12.0),
@@ -96,13 +96,11 @@ def law_inputs() -> tuple:
 def empirical_input() -> tuple:
     up = st.file_uploader("Token counts (CSV, one column)", type=["csv", "txt"], key="tokens_file")
     text = st.text_area("…or paste token counts (CSV)", key="tokens_paste", height=100,
-                        placeholder="tokens\n512\n130\n977")
-    raw = up.getvalue() if up is not None else (text or "")
-    if raw.strip() if isinstance(raw, str) else raw:
+                        placeholder="tokens\n512\n130\n977", max_chars=MAX_UPLOAD_BYTES)
+    if up is not None or (text or "").strip():
+        raw = up.getvalue() if up is not None else text
         try:
-            if isinstance(raw, bytes):
-                read_csv_table(raw)                           # size and encoding checks
-                raw = raw.decode("utf-8-sig")
+            # size, encoding and CSV checks inside; an empty upload is an error too
             st.session_state["_llm_empirical"] = data.empirical_spec(raw)
         except ValueError as err:
             st.error(f"Token counts not used: {err}", icon=":material/error:")

@@ -9,6 +9,7 @@ from ui import tokens_data as data
 from ui.export import report_button, show_chart
 from ui.panel import action_row, memo_figures, results_markdown
 from ui.tokens_uploads import MAX_TOKEN_ROWS, parse_token_counts
+from ui.uploads import MAX_UPLOAD_BYTES
 from engine.token_limit import objective_v1, objective_v2
 
 PAGE = "tokens"
@@ -128,7 +129,8 @@ def empirical_input():
                               help=f"One column output_tokens (or tokens); whole numbers ≥ 1; "
                                    f"at most {MAX_TOKEN_ROWS:,} rows.")
     pasted = st.text_area("…or paste CSV", key="tokens_paste", height=100,
-                          placeholder="output_tokens\n512\n1033\n87")
+                          placeholder="output_tokens\n512\n1033\n87",
+                          max_chars=MAX_UPLOAD_BYTES)
     last = st.session_state.get(_LAST_LAW)
     try:
         if upload is not None:

@@ -7,7 +7,9 @@ simulations run point by point, each point cached, with a progress bar.
 """
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
+import io
 
 import numpy as np
 import streamlit as st
@@ -15,6 +17,7 @@ import streamlit as st
 from engine import llm_batching as lb
 from engine import token_laws as tl
 from engine.presets import llm_batch_time_presets
+from ui.uploads import decode_text
 
 CACHE = dict(max_entries=64, show_spinner=False)
 SEED = 2024
@@ -48,9 +51,17 @@ def law(spec: tuple):
     raise ValueError(f"unknown token law {kind!r}")
 
 
-def empirical_spec(text: str) -> tuple:
-    """Spec of the empirical law of pasted/uploaded CSV token counts (``ValueError`` if bad)."""
-    e = tl.empirical_from_csv(text)
+def empirical_spec(data: bytes | str) -> tuple:
+    """Spec of the empirical law of pasted/uploaded CSV token counts (``ValueError`` if bad).
+
+    The text is always read as CSV content (a file object), never as a path: a
+    pasted "/etc/passwd" must not open a file on the server.
+    """
+    text = decode_text(data)                        # size cap, UTF-8, not empty
+    try:
+        e = tl.empirical_from_csv(io.StringIO(text, newline=None))   # any line ending
+    except csv.Error as err:
+        raise ValueError(f"not a readable CSV table ({err})") from None
     return ("empirical", tuple(e.values.tolist()), tuple(e.probs.tolist()), e.n_samples)
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import batching_data as data
+from ui import share
 from ui.uploads import MAX_UPLOAD_BYTES, parse_profile_csv
 
 CUSTOM = "custom"
@@ -34,11 +35,27 @@ def _preset(pid: str) -> Profile:
 
 
 def _validated(cols: dict, source: str) -> Profile:
-    """Fit once to validate (raises ValueError with the reason)."""
+    """Fit once to validate (raises ValueError with the reason): the fitted laws
+    must lie in the model's domain (α > 0, τ0 ≥ 0; β > 0, c0 ≥ 0 with power)."""
     power = None if cols.get("power_w") is None else tuple(float(v) for v in cols["power_w"])
     profile = Profile("Custom profile", source, tuple(float(v) for v in cols["batch_size"]),
                       tuple(float(v) for v in cols["throughput_per_s"]), power)
-    data.profile_fit(profile.batch_size, profile.throughput_per_s, profile.power_w)
+    with np.errstate(all="ignore"):                 # extreme values: judged below
+        fit = data.profile_fit(profile.batch_size, profile.throughput_per_s, profile.power_w)
+    laws = [("throughput_per_s", "batch time b/throughput", "α", fit.alpha_ms, "τ0",
+             fit.tau0_ms, "ms")]
+    if power is not None:
+        laws.append(("power_w", "energy per batch", "β", fit.beta_j, "c0", fit.c0_j, "J"))
+    for column, what, slope_name, slope, icpt_name, icpt, unit in laws:
+        if not (np.isfinite(slope) and np.isfinite(icpt)):
+            raise ValueError(f"column '{column}': the values are too extreme to fit a line")
+        if slope <= 0:
+            raise ValueError(f"column '{column}': the {what} must grow with the batch size "
+                             f"(fitted slope {slope_name} = {slope:.4g} {unit} per job)")
+        if icpt < 0:
+            raise ValueError(f"column '{column}': the fitted {what} at batch size 0 is "
+                             f"negative ({icpt_name} = {icpt:.4g} {unit}); the model needs "
+                             f"{icpt_name} ≥ 0")
     return profile
 
 
@@ -60,6 +77,14 @@ def profile_input(preset_key: str) -> Profile:
     """Sidebar widgets for the profile; returns the profile in use."""
     presets = data.preset_table()
     options = list(presets) + [CUSTOM]
+    default_id = share.default(preset_key, options[0])
+    default_id = default_id if default_id in options else options[0]
+    asked = st.session_state.get(preset_key, default_id)
+    if asked not in options:                        # e.g. an unknown id in a share link
+        st.warning(f"Link parameter `{preset_key}` = {share.inert(repr(str(asked)[:40]))} "
+                   f"ignored (not a known profile); using the default {default_id}.",
+                   icon=":material/link_off:")
+        st.session_state[preset_key] = default_id
     choice = st.selectbox("GPU profile", options, key=preset_key,
                           format_func=lambda p: presets[p][0] if p in presets else "Custom profile…")
     if choice != CUSTOM:
@@ -76,6 +101,7 @@ def profile_input(preset_key: str) -> Profile:
                               help=f"Columns batch_size, throughput_per_s[, power_w]; "
                                    f"at most {MAX_UPLOAD_BYTES // 1_000_000} MB.")
     pasted = st.text_area("…or paste CSV", key="gpu_profile_paste", height=100,
+                          max_chars=MAX_UPLOAD_BYTES,
                           placeholder="batch_size,throughput_per_s,power_w\n1,476,120\n2,880,109")
     try:
         if upload is not None:

@@ -8,10 +8,21 @@ visible warning.  ``publish`` writes the current values back to the URL.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
+import re
 
 import streamlit as st
 
 _WARNINGS = "_share_link_warnings"
+_DEFAULTS = "_share_link_defaults"
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")     # every ASCII punctuation character
+
+
+def inert(text: str) -> str:
+    """``text`` for a Markdown message, shown as typed: every ASCII punctuation
+    character backslash-escaped, so no link, image, HTML, emphasis, LaTeX or
+    colour directive in a URL value takes effect."""
+    return _PUNCTUATION.sub(r"\\\1", text)
 
 
 @dataclass(frozen=True)
@@ -35,13 +46,15 @@ class Field:
             value = raw
         else:
             try:
-                value = self.kind(float(raw)) if self.kind is int else float(raw)
+                value = float(raw)
             except ValueError:
                 raise ValueError("not a number") from None
-            if self.kind is int and float(raw) != int(float(raw)):
-                raise ValueError("not a whole number")
-            if value != value or value in (float("inf"), float("-inf")):
+            if not math.isfinite(value):
                 raise ValueError("not a finite number")
+            if self.kind is int:
+                if value != int(value):
+                    raise ValueError("not a whole number")
+                value = int(value)
             if self.low is not None and value < self.low:
                 raise ValueError(f"below the minimum {self.low:g}")
             if self.high is not None and value > self.high:
@@ -53,14 +66,16 @@ class Field:
     def format(self, value) -> str:
         if self.kind is bool:
             return "true" if value else "false"
-        if self.kind is float:
-            return f"{float(value):.10g}"
+        if self.kind is float:                   # short, but exact: a link gives back the value
+            text = f"{float(value):.10g}"
+            return text if float(text) == float(value) else repr(float(value))
         return str(value)
 
 
 def restore(fields: list[Field]) -> None:
     """First run of a session: take inputs from the URL (or defaults) into session state."""
     warnings = st.session_state.setdefault(_WARNINGS, [])
+    st.session_state[_DEFAULTS] = {field.key: field.default for field in fields}
     for field in fields:
         if field.key in st.session_state:
             continue
@@ -70,9 +85,15 @@ def restore(fields: list[Field]) -> None:
             try:
                 value = field.parse(raw)
             except ValueError as err:
-                warnings.append(f"Link parameter `{field.key}` = {raw[:40]!r} ignored ({err}); "
+                shown = inert(repr(raw[:40]))         # Markdown: shown as typed
+                warnings.append(f"Link parameter `{field.key}` = {shown} ignored ({err}); "
                                 f"using the default {field.format(field.default)}.")
         st.session_state[field.key] = value
+
+
+def default(key: str, fallback=None):
+    """The declared default of the page's input ``key`` (``fallback`` if none)."""
+    return st.session_state.get(_DEFAULTS, {}).get(key, fallback)
 
 
 def show_warnings() -> None:

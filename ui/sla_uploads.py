@@ -21,6 +21,7 @@ from ui.uploads import read_csv_table
 TIME_COLUMNS = ("time_s", "time", "t", "start_s")
 RATE_COLUMNS = ("rate_per_s", "rate", "requests_per_s", "rps", "lambda")
 MAX_INTERVALS = 10_000
+MIN_INTERVAL_S = 1.0        # finer traces make the provisioning window (delay / interval) huge
 STAMP_COLUMNS = ("timestamp_s", "timestamp", "arrival_s", "arrival")
 
 
@@ -60,16 +61,27 @@ def parse_trace_csv(data: bytes | str, interval_s: float) -> dict:
         if np.ptp(step) > 1e-6 * step.mean():
             raise ValueError(f"column '{time_col}': intervals must be evenly spaced "
                              f"(found steps from {step.min():g} s to {step.max():g} s)")
+        if step[0] < MIN_INTERVAL_S:
+            raise ValueError(f"column '{time_col}': intervals of {step[0]:g} s are too short; "
+                             f"at least {MIN_INTERVAL_S:g} s (average the rates over longer "
+                             "intervals)")
         return {"rate_per_s": rate, "interval_s": float(step[0]), "kind": "rates"}
     if stamp_col:
         stamps = _column(frame, stamp_col)
+        down = np.flatnonzero(np.diff(stamps) < 0)
+        if down.size:
+            i = int(down[0]) + 1
+            raise ValueError(f"column '{stamp_col}' must be sorted: row {i + 2} "
+                             f"({stamps[i]:g} s) is earlier than row {i + 1} ({stamps[i - 1]:g} s)")
+        span = np.floor(stamps[-1] / interval_s) + 1            # intervals, before binning
+        if span > MAX_INTERVALS:
+            shown = f"{span:,.0f}" if span < 1e12 else f"{span:.3g}"
+            raise ValueError(f"column '{stamp_col}': the timestamps span {shown} intervals "
+                             f"of {interval_s:g} s; at most {MAX_INTERVALS:,} (raise the interval)")
         try:
             rate = trace_rates(stamps, interval_s, kind="timestamps")
         except ValueError as err:
             raise ValueError(f"column '{stamp_col}': {err}") from None
-        if rate.size > MAX_INTERVALS:
-            raise ValueError(f"the timestamps span {rate.size:,} intervals of {interval_s:g} s; "
-                             f"at most {MAX_INTERVALS:,} (raise the interval)")
         return {"rate_per_s": rate, "interval_s": float(interval_s), "kind": "timestamps"}
     raise ValueError("expected columns time_s,rate_per_s (one row per interval) or "
                      f"timestamp_s (one row per request); found: {', '.join(frame.columns)}")

@@ -10,8 +10,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from engine.token_laws import EmpiricalTokens
-from ui.uploads import decode_text
+from engine.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
+from ui.uploads import decode_text, normalise_columns
 
 MAX_TOKEN_ROWS = 200_000
 TOKEN_COLUMNS = ("output_tokens", "tokens", "n_tokens", "token_count", "completion_tokens", "n")
@@ -34,7 +34,7 @@ def parse_token_counts(data: bytes | str, max_rows: int = MAX_TOKEN_ROWS) -> Emp
         frame = pd.read_csv(io.StringIO(data), dtype=str, header=header, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise ValueError(f"not a readable CSV table ({str(err).splitlines()[0]})") from None
-    frame.columns = [str(c).strip().lower().replace(" ", "_") for c in frame.columns]
+    frame = normalise_columns(frame)
     column = next((c for c in TOKEN_COLUMNS if c in frame.columns), None)
     if column is None:
         if len(frame.columns) != 1:
@@ -52,9 +52,9 @@ def parse_token_counts(data: bytes | str, max_rows: int = MAX_TOKEN_ROWS) -> Emp
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r} is not a number")
-    bad = (values < 1) | (values != np.round(values))
+    bad = (values < 1) | (values != np.round(values)) | (values > MAX_TOKEN_GRID)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r}; token counts "
-                         "must be whole numbers ≥ 1")
+                         f"must be whole numbers ≥ 1 (at most {MAX_TOKEN_GRID:,})")
     return EmpiricalTokens.from_counts(values, name=f"column '{column}'")

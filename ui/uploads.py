@@ -46,17 +46,28 @@ def read_csv_table(data: bytes | str, max_bytes: int = MAX_UPLOAD_BYTES) -> pd.D
         raise ValueError(f"not a readable CSV table ({str(err).splitlines()[0]})") from None
     if len(frame) > MAX_ROWS:
         raise ValueError(f"{len(frame)} rows; at most {MAX_ROWS} are accepted")
-    frame.columns = [str(c).strip().lower().replace(" ", "_") for c in frame.columns]
+    return normalise_columns(frame)
+
+
+def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Column names stripped, lower case, spaces as underscores; ``ValueError`` if
+    two names become one ("Batch Size" and "batch_size")."""
+    names = [str(c).strip().lower().replace(" ", "_") for c in frame.columns]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise ValueError(f"column '{twice}' appears twice (names ignore case and spaces)")
+    frame.columns = names
     return frame
 
 
 def _numeric(frame: pd.DataFrame, column: str, label: str) -> np.ndarray:
-    values = pd.to_numeric(frame[column].str.strip(), errors="coerce").to_numpy(dtype=float)
+    text = frame[column].fillna("").str.strip()
+    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 2           # +1 header, +1 one-based
-        raise ValueError(f"column '{label}', row {row}: {frame[column].iloc[row - 2]!r} "
-                         "is not a finite number")
+        shown = repr(text.iloc[row - 2]) if text.iloc[row - 2] else "an empty cell"
+        raise ValueError(f"column '{label}', row {row}: {shown} is not a finite number")
     if np.any(values <= 0):
         row = int(np.flatnonzero(values <= 0)[0]) + 2
         raise ValueError(f"column '{label}', row {row}: values must be positive")
@@ -103,9 +114,14 @@ def neutralise_cell(value):
 
 
 def to_safe_csv(frame: pd.DataFrame) -> bytes:
-    """CSV bytes of ``frame`` with formula-looking text cells neutralised."""
+    """CSV bytes of ``frame`` with formula-looking text cells neutralised.
+
+    Lines end in CRLF (RFC 4180), so a cell holding a bare CR is quoted: unquoted,
+    a spreadsheet would start a new row there and evaluate what follows.
+    """
     safe = frame.copy()
+    safe.columns = [neutralise_cell(c) for c in safe.columns]
     for col in safe.columns:
         if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
             safe[col] = safe[col].map(neutralise_cell)
-    return safe.to_csv(index=False).encode("utf-8")
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
