@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.plotting import COLORS, add_baseline, finite, fit_log_range, new_figure, shade_unstable
+from ui.plotting import (COLORS, add_overlays, baseline_trace, finite, fit_log_range, new_figure,
+                         shade_unstable, vline)
 
 NAIVE = "#d62728"
 BOTTLENECK = "#d62728"
@@ -12,7 +13,7 @@ STAGE_FILL = "#e8eef5"
 
 
 def _list(x) -> list:
-    return [float(v) for v in np.asarray(x, dtype=float)]
+    return np.asarray(x, dtype=float).ravel().tolist()
 
 
 def pipeline_diagram(stages: list[dict], bottleneck: int, arrival_text: str) -> go.Figure:
@@ -21,36 +22,36 @@ def pipeline_diagram(stages: list[dict], bottleneck: int, arrival_text: str) -> 
     ``stages``: dicts with ``name``, ``kind`` (the queue type) and ``lines`` (text
     lines of live numbers); the ``bottleneck`` box is drawn in red.
     """
-    fig = go.Figure(layout=dict(
-        title=dict(text="The pipeline at this load", x=0.0, xanchor="left", font=dict(size=15)),
-        xaxis=dict(visible=False, range=[0, 10]), yaxis=dict(visible=False, range=[0, 4]),
-        margin=dict(l=10, r=10, t=50, b=10), height=300, showlegend=False))
     width, gap, x0 = 2.4, 0.6, 1.0
-    centers = []
+    centers, boxes, notes = [], [], []
     for i, st_ in enumerate(stages):
         left = x0 + i * (width + gap)
         hot = i == bottleneck
         edge = dict(color=BOTTLENECK, width=4) if hot else dict(color=COLORS["exact"], width=2)
-        fig.add_shape(type="rect", x0=left, x1=left + width, y0=0.4, y1=3.4, line=edge,
-                      fillcolor="rgba(214, 39, 40, 0.10)" if hot else STAGE_FILL)
+        boxes.append(dict(type="rect", x0=left, x1=left + width, y0=0.4, y1=3.4, line=edge,
+                          fillcolor="rgba(214, 39, 40, 0.10)" if hot else STAGE_FILL))
         text = f"<b>{st_['name']}</b><br><i>{st_['kind']}</i><br>" + "<br>".join(st_["lines"])
         if hot:
             text += "<br><b>bottleneck</b>"
-        fig.add_annotation(x=left + width / 2, y=1.9, text=text, showarrow=False,
-                           font=dict(size=12, color=BOTTLENECK if hot else "#222"))
+        notes.append(dict(x=left + width / 2, y=1.9, text=text, showarrow=False,
+                          font=dict(size=12, color=BOTTLENECK if hot else "#222")))
         centers.append((left, left + width))
     arrows = [(0.1, centers[0][0])] + [(centers[i][1], centers[i + 1][0])
                                        for i in range(len(centers) - 1)] + [(centers[-1][1], 9.95)]
-    for a, b in arrows:
-        fig.add_annotation(x=b, y=1.9, ax=a, ay=1.9, xref="x", yref="y", axref="x", ayref="y",
-                           showarrow=True, arrowhead=2, arrowwidth=2, text="")
-    fig.add_annotation(x=0.1, y=3.8, text=arrival_text, showarrow=False, xanchor="left",
-                       font=dict(size=12))
+    notes += [dict(x=b, y=1.9, ax=a, ay=1.9, xref="x", yref="y", axref="x", ayref="y",
+                   showarrow=True, arrowhead=2, arrowwidth=2, text="") for a, b in arrows]
+    notes.append(dict(x=0.1, y=3.8, text=arrival_text, showarrow=False, xanchor="left",
+                      font=dict(size=12)))
+    fig = go.Figure(layout=dict(
+        title=dict(text="The pipeline at this load", x=0.0, xanchor="left", font=dict(size=15)),
+        xaxis=dict(visible=False, range=[0, 10]), yaxis=dict(visible=False, range=[0, 4]),
+        margin=dict(l=10, r=10, t=50, b=10), height=300, showlegend=False,
+        shapes=boxes, annotations=notes))
     # invisible trace: keeps the stage numbers in the figure's data (CSV export, tests)
-    fig.add_trace(go.Scatter(x=[(a + b) / 2 for a, b in centers], y=[1.9] * len(centers),
-                             mode="markers", marker=dict(opacity=0), name="stages",
-                             text=[s["name"] for s in stages], hoverinfo="text"))
-    return fig
+    return fig.add_traces([dict(type="scatter", x=[(a + b) / 2 for a, b in centers],
+                                y=[1.9] * len(centers), mode="markers", marker=dict(opacity=0),
+                                name="stages", text=[s["name"] for s in stages],
+                                hoverinfo="text")])
 
 
 def throughput_figure(lam, thr, lam_naive, thr_naive, *, unstable_at, x_max,
@@ -58,19 +59,20 @@ def throughput_figure(lam, thr, lam_naive, thr_naive, *, unstable_at, x_max,
     """Departure rate vs arrival rate (jobs/s): exact tandem, naive decomposition, simulation."""
     fig = new_figure("Throughput vs offered load", "arrival rate λ (jobs/s)",
                      "throughput (jobs/s)")
-    fig.add_trace(go.Scatter(x=_list(lam), y=finite(thr), name="exact tandem", mode="lines",
-                             line=dict(color=COLORS["exact"], width=3)))
-    fig.add_trace(go.Scatter(x=_list(lam_naive), y=finite(thr_naive),
-                             name="independent stations (naive)", mode="lines",
-                             line=dict(color=NAIVE, dash="dot", width=2)))
-    fig.add_trace(go.Scatter(x=[0.0, float(x_max)], y=[float(unstable_at)] * 2,
-                             name="exact capacity", mode="lines",
-                             line=dict(color=COLORS["bound"], dash="dash", width=1)))
+    traces = [dict(type="scatter", x=_list(lam), y=finite(thr), name="exact tandem",
+                   mode="lines", line=dict(color=COLORS["exact"], width=3)),
+              dict(type="scatter", x=_list(lam_naive), y=finite(thr_naive),
+                   name="independent stations (naive)", mode="lines",
+                   line=dict(color=NAIVE, dash="dot", width=2)),
+              dict(type="scatter", x=[0.0, float(x_max)], y=[float(unstable_at)] * 2,
+                   name="exact capacity", mode="lines",
+                   line=dict(color=COLORS["bound"], dash="dash", width=1))]
     if sim is not None:
-        fig.add_trace(go.Scatter(x=_list(sim[0]), y=_list(sim[1]), name="simulation",
-                                 mode="markers", marker=dict(color=COLORS["sim"], size=9)))
+        traces.append(dict(type="scatter", x=_list(sim[0]), y=_list(sim[1]), name="simulation",
+                           mode="markers", marker=dict(color=COLORS["sim"], size=9)))
     if baseline is not None:
-        add_baseline(fig, *baseline, name="baseline (pinned)")
+        traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
+    fig.add_traces(traces)
     return shade_unstable(fig, unstable_at, x_max, "unstable")
 
 
@@ -79,17 +81,19 @@ def latency_figure(lam, w, lam_naive, w_naive, *, unstable_at, x_max,
     """Mean time in the pipeline (ms) vs arrival rate (jobs/s), log scale."""
     fig = new_figure("Mean latency vs offered load", "arrival rate λ (jobs/s)",
                      "mean time in the pipeline (ms)", log_y=True)
-    fig.add_trace(go.Scatter(x=_list(lam), y=finite(w), name="exact tandem", mode="lines",
-                             line=dict(color=COLORS["exact"], width=3)))
-    fig.add_trace(go.Scatter(x=_list(lam_naive), y=finite(w_naive),
-                             name="independent stations (naive)", mode="lines",
-                             line=dict(color=NAIVE, dash="dot", width=2)))
+    traces = [dict(type="scatter", x=_list(lam), y=finite(w), name="exact tandem",
+                   mode="lines", line=dict(color=COLORS["exact"], width=3)),
+              dict(type="scatter", x=_list(lam_naive), y=finite(w_naive),
+                   name="independent stations (naive)", mode="lines",
+                   line=dict(color=NAIVE, dash="dot", width=2))]
     if sim is not None:
-        fig.add_trace(go.Scatter(x=_list(sim[0]), y=_list(sim[1]), name="simulation ±95% CI",
-                                 mode="markers", marker=dict(color=COLORS["sim"], size=9),
-                                 error_y=dict(type="data", array=_list(sim[2]))))
+        traces.append(dict(type="scatter", x=_list(sim[0]), y=_list(sim[1]),
+                           name="simulation ±95% CI", mode="markers",
+                           marker=dict(color=COLORS["sim"], size=9),
+                           error_y=dict(type="data", array=_list(sim[2]))))
     if baseline is not None:
-        add_baseline(fig, *baseline, name="baseline (pinned)")
+        traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
+    fig.add_traces(traces)
     fit_log_range(fig, w)
     return shade_unstable(fig, unstable_at, x_max, "unstable")
 
@@ -99,13 +103,13 @@ def ceiling_figure(title: str, y_title: str, lam, series: list[tuple[str, np.nda
     """Sustained rates (e.g. FLOP/s, bytes/s) vs λ with the hardware ceilings drawn."""
     fig = new_figure(title, "arrival rate λ (jobs/s)", y_title, log_y=True)
     palette = [COLORS["exact"], COLORS["phi1"], COLORS["phi"]]
-    for i, (name, y) in enumerate(series):
-        fig.add_trace(go.Scatter(x=_list(lam), y=finite(y), name=name, mode="lines",
-                                 line=dict(color=palette[i % 3], width=3)))
-    for i, (name, level) in enumerate(ceilings):
-        fig.add_trace(go.Scatter(x=[0.0, float(x_max)], y=[float(level)] * 2, name=name,
-                                 mode="lines", line=dict(color=palette[i % 3], dash="dash",
-                                                         width=1.5)))
+    x = _list(lam)
+    fig.add_traces([dict(type="scatter", x=x, y=finite(y), name=name, mode="lines",
+                         line=dict(color=palette[i % 3], width=3))
+                    for i, (name, y) in enumerate(series)]
+                   + [dict(type="scatter", x=[0.0, float(x_max)], y=[float(level)] * 2, name=name,
+                           mode="lines", line=dict(color=palette[i % 3], dash="dash", width=1.5))
+                      for i, (name, level) in enumerate(ceilings)])
     fit_log_range(fig, *[y for _, y in series], [v for _, v in ceilings])
     return shade_unstable(fig, unstable_at, x_max, "unstable")
 
@@ -115,10 +119,9 @@ def sensitivity_figure(title: str, x_title: str, x, cap, *, current: float,
     """Exact capacity (jobs/s) against K or c, with the slowest stage's rate as a ceiling."""
     fig = new_figure(title, x_title, "max sustainable rate (jobs/s)")
     fig.update_xaxes(type="log")
-    fig.add_trace(go.Scatter(x=_list(x), y=finite(cap), name="exact capacity",
-                             mode="lines+markers", line=dict(color=COLORS["exact"], width=3)))
-    fig.add_trace(go.Scatter(x=[float(np.min(x)), float(np.max(x))], y=[float(limit)] * 2,
-                             name="slowest stage alone", mode="lines",
-                             line=dict(color=COLORS["bound"], dash="dash", width=1.5)))
-    fig.add_vline(x=current, line=dict(color=COLORS["sim"], dash="dot", width=1))
-    return fig
+    fig.add_traces([dict(type="scatter", x=_list(x), y=finite(cap), name="exact capacity",
+                         mode="lines+markers", line=dict(color=COLORS["exact"], width=3)),
+                    dict(type="scatter", x=[float(np.min(x)), float(np.max(x))],
+                         y=[float(limit)] * 2, name="slowest stage alone", mode="lines",
+                         line=dict(color=COLORS["bound"], dash="dash", width=1.5))])
+    return add_overlays(fig, [vline(current, color=COLORS["sim"], dash="dot", width=1)])

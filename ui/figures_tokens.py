@@ -8,44 +8,48 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.plotting import COLORS, add_baseline, finite, new_figure, shade_unstable
+from ui.plotting import (COLORS, add_overlays, baseline_trace, finite, hline, line_label,
+                         new_figure, unstable_overlay, vline)
 
 X_TITLE = "max output tokens n_max (tokens)"
 
 
 def _line(x, y, name, color, dash=None, width=2.0, **kw):
-    return go.Scatter(x=list(np.asarray(x, float)), y=finite(y), name=name, mode="lines",
-                      line=dict(color=color, dash=dash, width=width), **kw)
+    return dict(type="scatter", x=np.asarray(x, float).tolist(), y=finite(y), name=name,
+                mode="lines", line=dict(color=color, dash=dash, width=width), **kw)
 
 
 def _points(x, y, ci, name, color, symbol):
-    return go.Scatter(x=list(np.asarray(x, float)), y=finite(y), name=name, mode="markers",
-                      marker=dict(color=color, size=9, symbol=symbol),
-                      error_y=dict(type="data", array=finite(ci), visible=True))
+    return dict(type="scatter", x=np.asarray(x, float).tolist(), y=finite(y), name=name,
+                mode="markers", marker=dict(color=color, size=9, symbol=symbol),
+                error_y=dict(type="data", array=finite(ci), visible=True))
 
 
-def _mark_limit(fig, limit):
-    if limit is not None:
-        fig.add_vline(x=float(limit), line=dict(color="#444", dash="dashdot", width=1),
-                      annotation_text=f"limit {int(limit)}", annotation_position="top left")
-    return fig
+def _limit_mark(limit) -> tuple[list, list]:
+    """The chosen limit as a dash-dotted vertical line labelled at its top left."""
+    if limit is None:
+        return [], []
+    line = vline(float(limit), color="#444", dash="dashdot", width=1)
+    return [line], [line_label(line, f"limit {int(limit)}", "top left")]
 
 
-def _shade(fig, stable_limit, x_max):
-    return shade_unstable(fig, float(stable_limit) + 1.0, float(x_max), "unstable (ρ ≥ 1)")
+def _unstable(stable_limit, x_max) -> tuple[list, list]:
+    return unstable_overlay(float(stable_limit) + 1.0, float(x_max), "unstable (ρ ≥ 1)")
 
 
 def wait_figure(n, mean_wait, *, stable_limit, sim=None, limit=None, baseline=None) -> go.Figure:
     """Fig 4a: M/G/1 mean queueing delay E[W] (eq 1) vs the token limit."""
     fig = new_figure("Mean queueing delay E[W] vs token limit (all users patient)", X_TITLE,
                      "mean queueing delay E[W] (s)")
-    fig.add_trace(_line(n, mean_wait, "E[W], M/G/1 (eqs 1-5)", COLORS["phi0"], width=3))
+    traces = [_line(n, mean_wait, "E[W], M/G/1 (eqs 1-5)", COLORS["phi0"], width=3)]
     if sim is not None:
-        fig.add_trace(_points(*sim, "simulation ±95% CI", COLORS["sim"], "triangle-up"))
+        traces.append(_points(*sim, "simulation ±95% CI", COLORS["sim"], "triangle-up"))
     if baseline is not None:
-        add_baseline(fig, *baseline, name="baseline (pinned)")
-    _mark_limit(fig, limit)
-    return _shade(fig, stable_limit, max(n))
+        traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
+    fig.add_traces(traces)
+    shapes, notes = _limit_mark(limit)
+    band, band_notes = _unstable(stable_limit, max(n))
+    return add_overlays(fig, shapes + band, notes + band_notes)
 
 
 def served_wait_figure(n, wait_plain, served_exact, served_interp, patience, *, stable_limit,
@@ -53,44 +57,48 @@ def served_wait_figure(n, wait_plain, served_exact, served_interp, patience, *, 
     """Fig 4b: mean queueing delay of served users E[W_qs], with and without impatience."""
     fig = new_figure(f"Delay of served users E[W_qs] (patience τ = {patience:g} s)", X_TITLE,
                      "mean queueing delay of served users (s)")
-    fig.add_trace(_line(n, wait_plain, "no impatience (M/G/1)", COLORS["phi0"], dash="dot"))
-    fig.add_trace(_line(n, served_interp, "impatient, De Kok-Tijms (eqs 6-9)", COLORS["phi"],
-                        dash="dash"))
-    fig.add_trace(_line(n, served_exact, "impatient, exact M/G/1+D", COLORS["exact"], width=3))
+    traces = [_line(n, wait_plain, "no impatience (M/G/1)", COLORS["phi0"], dash="dot"),
+              _line(n, served_interp, "impatient, De Kok-Tijms (eqs 6-9)", COLORS["phi"],
+                    dash="dash"),
+              _line(n, served_exact, "impatient, exact M/G/1+D", COLORS["exact"], width=3)]
     if sim is not None:
-        fig.add_trace(_points(*sim, "simulation, impatient ±95% CI", COLORS["sim"], "square"))
-    fig.add_hline(y=float(patience), line=dict(color=COLORS["bound"], dash="dot", width=1),
-                  annotation_text="τ", annotation_position="bottom right")
-    _mark_limit(fig, limit)
-    return _shade(fig, stable_limit, max(n))
+        traces.append(_points(*sim, "simulation, impatient ±95% CI", COLORS["sim"], "square"))
+    fig.add_traces(traces)
+    tau = hline(float(patience), color=COLORS["bound"], dash="dot", width=1)
+    shapes, notes = _limit_mark(limit)
+    band, band_notes = _unstable(stable_limit, max(n))
+    return add_overlays(fig, [tau] + shapes + band,
+                        [line_label(tau, "τ", "bottom right")] + notes + band_notes)
 
 
 def loss_figure(n, loss_exact, loss_interp, patience, *, sim=None, limit=None) -> go.Figure:
     """Fig 4c: fraction of impatient users lost π(τ), exact and De Kok-Tijms."""
     fig = new_figure(f"Users lost to impatience π(τ), τ = {patience:g} s", X_TITLE,
                      "fraction of users lost π(τ)")
-    fig.add_trace(_line(n, loss_interp, "De Kok-Tijms interpolation (eq 6)", COLORS["phi"],
-                        dash="dash"))
-    fig.add_trace(_line(n, loss_exact, "exact M/G/1+D", COLORS["exact"], width=3))
+    traces = [_line(n, loss_interp, "De Kok-Tijms interpolation (eq 6)", COLORS["phi"],
+                    dash="dash"),
+              _line(n, loss_exact, "exact M/G/1+D", COLORS["exact"], width=3)]
     if sim is not None:
-        fig.add_trace(_points(*sim, "simulation ±95% CI", COLORS["sim"], "circle"))
-    return _mark_limit(fig, limit)
+        traces.append(_points(*sim, "simulation ±95% CI", COLORS["sim"], "circle"))
+    fig.add_traces(traces)
+    return add_overlays(fig, *_limit_mark(limit))
 
 
 def objective_figure(n, v1, v2, best_v1, best_v2, *, v2_label="V2 (eq 11)",
                      limit=None) -> go.Figure:
     """Fig 4d: the objectives V1 (eq 10) and V2 (eq 11) with their optima (n, value)."""
     fig = new_figure("Service objective vs token limit", X_TITLE, "objective V (utility units)")
-    fig.add_trace(_line(n, v1, "V1 (eq 10), patient users", COLORS["phi0"], width=3))
-    fig.add_trace(_line(n, v2, v2_label + ", impatient users", COLORS["exact"], width=3))
+    traces = [_line(n, v1, "V1 (eq 10), patient users", COLORS["phi0"], width=3),
+              _line(n, v2, v2_label + ", impatient users", COLORS["exact"], width=3)]
     for (bn, bv), name, color in ((best_v1, "V1 optimum", COLORS["phi0"]),
                                   (best_v2, "V2 optimum", COLORS["exact"])):
-        fig.add_trace(go.Scatter(x=[float(bn)], y=finite([bv]), mode="markers+text",
-                                 name=f"{name}: {int(bn)} tokens", text=[f"{int(bn)}"],
-                                 textposition="top center",
-                                 marker=dict(size=14, symbol="star", color=color)))
+        traces.append(dict(type="scatter", x=[float(bn)], y=finite([bv]), mode="markers+text",
+                           name=f"{name}: {int(bn)} tokens", text=[f"{int(bn)}"],
+                           textposition="top center",
+                           marker=dict(size=14, symbol="star", color=color)))
+    fig.add_traces(traces)
     fig.update_layout(hovermode="closest")
-    return _mark_limit(fig, limit)
+    return add_overlays(fig, *_limit_mark(limit))
 
 
 def token_law_figure(edges, probs, k, cdf, *, limit, clipped_share, label) -> go.Figure:
@@ -98,27 +106,26 @@ def token_law_figure(edges, probs, k, cdf, *, limit, clipped_share, label) -> go
     fig = new_figure(f"Requested output tokens: {label}", "output tokens n (tokens)",
                      "probability per bin")
     edges = np.asarray(edges, float)
-    fig.add_trace(go.Bar(x=list(0.5 * (edges[1:] + edges[:-1])), y=list(np.asarray(probs, float)),
-                         width=list(np.diff(edges)), name="P(n in bin)",
-                         marker_color="#9ecae1"))
-    fig.add_trace(_line(k, cdf, "CDF P(n ≤ k)", COLORS["exact"], yaxis="y2"))
+    fig.add_traces([dict(type="bar", x=(0.5 * (edges[1:] + edges[:-1])).tolist(),
+                         y=np.asarray(probs, float).tolist(), width=np.diff(edges).tolist(),
+                         name="P(n in bin)", marker_color="#9ecae1"),
+                    _line(k, cdf, "CDF P(n ≤ k)", COLORS["exact"], yaxis="y2")])
     fig.update_layout(yaxis2=dict(title=dict(text="CDF"), overlaying="y", side="right",
                                   range=[0, 1.02]), hovermode="closest")
-    fig.add_vline(x=float(limit), line=dict(color="#d62728", dash="dash", width=2),
-                  annotation_text=f"limit {int(limit)}: {100 * clipped_share:.1f}% clipped",
-                  annotation_position="top right")
-    return fig
+    line = vline(float(limit), color="#d62728", dash="dash", width=2)
+    return add_overlays(fig, [line], [line_label(
+        line, f"limit {int(limit)}: {100 * clipped_share:.1f}% clipped", "top right")])
 
 
 def clipped_share_figure(n, share, utility, *, limit=None) -> go.Figure:
     """Share of answers cut short P(n > n_max) and the mean utility E[u] (eq 10) vs the limit."""
     fig = new_figure("Answers clipped by the limit", X_TITLE, "share (%)")
-    fig.add_trace(_line(n, 100 * np.asarray(share, float), "answers clipped P(n > n_max)",
-                        COLORS["phi0"], width=3))
-    fig.add_trace(_line(n, 100 * np.asarray(utility, float), "mean utility E[u] (share served)",
-                        COLORS["exact"], dash="dash"))
+    fig.add_traces([_line(n, 100 * np.asarray(share, float), "answers clipped P(n > n_max)",
+                          COLORS["phi0"], width=3),
+                    _line(n, 100 * np.asarray(utility, float), "mean utility E[u] (share served)",
+                          COLORS["exact"], dash="dash")])
     fig.update_yaxes(range=[0, 102])
-    return _mark_limit(fig, limit)
+    return add_overlays(fig, *_limit_mark(limit))
 
 
 def latency_fit_figure(output_tokens, input_tokens, latency_s, a, c, r2,
@@ -127,25 +134,27 @@ def latency_fit_figure(output_tokens, input_tokens, latency_s, a, c, r2,
     fig = new_figure("Request latency vs output tokens (fit: S = a·n + c)",
                      "output tokens n (tokens)", "request latency S (s)")
     n = np.linspace(0.0, max(output_tokens) * 1.05, 50)
-    fig.add_trace(_line(n, a * n + c, f"fit a={a:.5g} s/token, c={c:.4g} s (R²={r2:.4f})",
-                        COLORS["exact"]))
-    fig.add_trace(go.Scatter(x=list(output_tokens), y=list(latency_s), mode="markers",
-                             name="measured", marker=dict(size=10, color=COLORS["sim"]),
-                             text=[f"{int(i)} input tokens" for i in input_tokens]))
+    traces = [_line(n, a * n + c, f"fit a={a:.5g} s/token, c={c:.4g} s (R²={r2:.4f})",
+                    COLORS["exact"]),
+              dict(type="scatter", x=list(output_tokens), y=list(latency_s), mode="markers",
+                   name="measured", marker=dict(size=10, color=COLORS["sim"]),
+                   text=[f"{int(i)} input tokens" for i in input_tokens])]
     if fitted_with_input is not None:
-        fig.add_trace(go.Scatter(x=list(output_tokens), y=list(fitted_with_input), mode="markers",
-                                 name=f"fit with input-token term (R²={r2_input:.4f})",
-                                 marker=dict(size=9, symbol="x", color=COLORS["phi1"])))
+        traces.append(dict(type="scatter", x=list(output_tokens), y=list(fitted_with_input),
+                           mode="markers", name=f"fit with input-token term (R²={r2_input:.4f})",
+                           marker=dict(size=9, symbol="x", color=COLORS["phi1"])))
+    fig.add_traces(traces)
     fig.update_layout(hovermode="closest")
     return fig
 
 
 def fit_residuals_figure(labels, residuals, residuals_input=None) -> go.Figure:
     fig = new_figure("Fit residuals", "Table I row (input, output tokens)", "measured − fit (s)")
-    fig.add_trace(go.Bar(x=list(labels), y=list(residuals), name="S = a·n + c",
-                         marker_color=COLORS["bound"]))
+    traces = [dict(type="bar", x=list(labels), y=list(residuals), name="S = a·n + c",
+                   marker_color=COLORS["bound"])]
     if residuals_input is not None:
-        fig.add_trace(go.Bar(x=list(labels), y=list(residuals_input),
-                             name="with input-token term", marker_color=COLORS["phi1"]))
+        traces.append(dict(type="bar", x=list(labels), y=list(residuals_input),
+                           name="with input-token term", marker_color=COLORS["phi1"]))
+    fig.add_traces(traces)
     fig.update_layout(height=280, hovermode="closest")
     return fig
