@@ -7,7 +7,7 @@ from ui import compare, share
 from ui import figures_sla as figs
 from ui import sla_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, memo_figures, results_markdown, results_table
+from ui.panel import action_row, formulas_panel, memo_figures, results_markdown, results_table
 from ui.sla_uploads import MAX_INTERVALS, parse_trace_csv
 from ui.uploads import MAX_UPLOAD_BYTES
 
@@ -313,11 +313,7 @@ N_VIEWS = ("Response time",)
 
 def show_view(view: str, ctx: dict) -> None:
     if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata and limits of the approximation**\n"
-                    + "\n".join(f"- {e}" for e in ERRATA))
+        formulas_panel(FORMULAS, ERRATA, "Errata and limits of the approximation")
         return
     key = ctx["key"] + (ctx["n"] if view in N_VIEWS else None,)
     for name, fig in memo_figures(PAGE, view, key, view_figures, ctx):

@@ -6,7 +6,7 @@ from ui import compare, share
 from ui import figures_pipeline as figs
 from ui import pipeline_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, memo_figures, results_markdown
+from ui.panel import action_row, formulas_panel, memo_figures, results_markdown
 
 PAGE = "pipeline"
 SPECS = data.spec_table()
@@ -249,10 +249,7 @@ LOAD_VIEWS = ("Pipeline",)
 
 def show_view(view: str, ctx: dict) -> None:
     if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        formulas_panel(FORMULAS, ERRATA)
         return
     rates_key, base = ctx["rates_key"], ctx["base"]
     if view == "Buffer & units":

@@ -8,7 +8,7 @@ from ui import batching_data as data
 from ui import compare, share
 from ui import figures_batching as figs
 from ui.export import report_button, show_chart
-from ui.panel import action_row, memo_figures, results_table
+from ui.panel import action_row, formulas_panel, memo_figures, results_table
 from ui.profile_input import profile_input
 
 PAGE = "gpu"
@@ -142,10 +142,7 @@ def load_input():
 def show_view(view: str, ctx: dict, key: tuple) -> None:
     """The charts of one view and their captions."""
     if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        formulas_panel(FORMULAS, ERRATA)
         return
     for name, fig in memo_figures(PAGE, view, key, view_figures, ctx):
         show_chart(fig, name)

@@ -7,7 +7,7 @@ from ui import compare, share
 from ui import figures_llm_batching as figs
 from ui import llm_batching_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, memo_figures, results_table
+from ui.panel import action_row, formulas_panel, memo_figures, results_table
 from ui.uploads import MAX_UPLOAD_BYTES
 
 PAGE = "llm"
@@ -247,10 +247,7 @@ def run():
                kv=kv, prompt=prompt)
     ctx = operating_point(ctx)
     if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata found in the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        formulas_panel(FORMULAS, ERRATA)
     else:
         # Curves over the whole λ axis: drawn outside the fragment, without a marker
         # at the current λ (which moves without re-drawing them).

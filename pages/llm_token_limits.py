@@ -7,7 +7,7 @@ from ui import compare, share
 from ui import figures_tokens as figs
 from ui import tokens_data as data
 from ui.export import report_button, show_chart
-from ui.panel import action_row, memo_figures, results_markdown
+from ui.panel import action_row, formulas_panel, memo_figures, results_markdown
 from ui.tokens_uploads import MAX_TOKEN_ROWS, parse_token_counts
 from ui.uploads import MAX_UPLOAD_BYTES
 from engine.token_limit import objective_v1, objective_v2
@@ -330,10 +330,7 @@ def show_view(view: str, ctx: dict) -> None:
     """The charts of one view with their captions (Formulas and Paper vs model: text)."""
     a, c = ctx["a"], ctx["c"]
     if view == "Formulas":
-        for tex, what in FORMULAS:
-            st.latex(tex)
-            st.caption(what)
-        st.markdown("**Errata and remarks on the paper**\n" + "\n".join(f"- {e}" for e in ERRATA))
+        formulas_panel(FORMULAS, ERRATA, "Errata and remarks on the paper")
         return
     if view == "Paper vs model":
         rows = data.paper(a, c)

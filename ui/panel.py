@@ -50,3 +50,12 @@ def memo_figures(page: str, view: str, key: tuple, build, ctx: dict) -> list:
     on: building Plotly figures is most of a full rerun, and most reruns change
     none of a view's inputs.  Figures are shared, never modified after building."""
     return _figures(page, view, key, build, ctx)
+
+
+def formulas_panel(formulas: list[tuple[str, str]], errata: list[str],
+                   heading: str = "Errata found in the paper") -> None:
+    """The formulas view: each (LaTeX, what it is) pair, then the paper's errata."""
+    for tex, what in formulas:
+        st.latex(tex)
+        st.caption(what)
+    st.markdown(f"**{heading}**\n" + "\n".join(f"- {e}" for e in errata))
