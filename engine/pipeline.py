@@ -15,23 +15,66 @@ service times are exponential; arrivals are Poisson of rate λ.
   blocking after service only these blocked states are possible: the memory
   stage holds a finished job only when b = c (m = 1..K), the CPU only when
   m = K, so the phase space has (K+1)(c+1) + K + c + 2 states, not 4(K+1)(c+1).
-  G (first passage one level down) comes from logarithmic reduction (Latouche &
-  Ramaswami 1993), R = λ(−A1 − λG)⁻¹, π0 from the censored level-0 generator
-  B1 + λG, and the moments from (I − R)⁻¹ in closed form.  Stable iff
-  λ < θA2·1, θ the stationary vector of A0 + A1 + A2 (the drift condition).
+  Two routes, both exact:
+
+  1. Units never all busy.  The units act on the upstream stages only when all
+     c are busy (the memory then blocks).  ``_log_all_units_busy_bound`` bounds
+     P(b = c) for any λ by two pathwise couplings: memory completions thin a
+     Poisson(μ_mem) clock, so b ≤ an M/M/∞ count, P ≤ P(Poisson(μ_mem/μ_cu) ≥ c);
+     and the units receive at most K + 1 held jobs plus the ticks of the CPU's
+     Poisson(μ_cpu) clock in any window, a shot noise whose Chernoff bound
+     follows from Campbell's formula.  Where the bound is ≤ 1e-18 the states
+     with b = c carry no mass to double precision (even multiplied by the
+     ~1e4 sensitivity of the means at 98 % load), b drops out, and the chain is
+     (level, m[, CPU holds]) with K + 1 (K + 2) phases; l_cu = throughput/μ_cu
+     (Little: a job never waits in a unit), p_mem_blocked = 0.  This covers 10
+     of the 12 GPU preset/workload pairs at their full SM counts (not the T4's
+     40 SMs under the two compute-heavy workloads) and c = 128 at the
+     benchmark's rates.
+  2. Otherwise the full phase space.  G (first passage one level down) by
+     cyclic reduction with the shift that moves G's eigenvalue 1 to 0 (Bini,
+     Latouche & Meini 2005, §7.3; He, Meini & Rhee 2001): about 7 steps of one
+     LU and four products instead of the ~11 heavier steps of logarithmic
+     reduction (Latouche & Ramaswami 1993, the previous solver, kept as
+     ``_solve_stable_lr`` for the tests), and a step count that barely grows
+     near saturation.  G is checked a posteriori (residual of
+     A2 + A1G + λG² = 0 and G1 = 1, to 1e-12 relative) and the reduction
+     continues until it passes.  Then R = λ(−A1 − λG)⁻¹, π0 from the censored
+     level-0 generator B1 + λG, and the moments from (I − R)⁻¹ in closed form.
+
+  Stable iff λ < θA2·1, θ the stationary vector of A0 + A1 + A2 (the drift
+  condition); θ by sparse LU from 300 phases on.
 * ``tandem_independent``: the naive answer, the three stations solved as if
   they were independent (the CU stage is fed the memory stage's throughput).
 * ``rates_from_specs``: μ_cpu, μ_mem, μ_cu, c, K from a GPU spec and a workload;
   ``group_compute_units`` models the c SMs as fewer, faster servers (the
-  stage's total rate kept) so the exact solve stays small.
-* ``capacity``: the saturation throughput alone (one N×N solve per point).
+  stage's total rate kept) so the exact solve stays small where the units can
+  all be busy.
+* ``capacity``: the saturation throughput alone (one stationary vector per
+  point, of K + 1 phases where the units are never all busy).
 
-Cost: the phase blocks are dense, so one exact solve is O(N³) per reduction
-step (about 10 steps, more near saturation), N = (K+1)(c+1) (+ K + c + 2 after
-service).  Measured on a shared 2-core machine: N = 45 (K = 4, c = 8) 2 ms,
-N = 153 (K = 8, c = 16) 17-50 ms, N = 561 (K = 16, c = 32) 0.6-3 s, N = 2193
-(K = 16, c = 128) about 64 s.  A slider gets the exact answer in tens of ms
-only up to N of about 150.
+Cost, measured on a shared 2-core machine (one BLAS thread, best of 2-9 runs
+while the machine was lightly loaded), one point at 98 % of the capacity, rates
+μ = (1, 2, 0.1), before / after service:
+
+* route 1 (units never all busy), K = 16, c = 128: 1.3 / 1.2 ms, against
+  72 / 91 s for the previous solver on the full 2193 (2339) phases; a 200-point
+  curve 0.1-0.3 s.
+* route 2, O(N³) per step, N = (K+1)(c+1) (+ K + c + 2 after service):
+  K = 8, c = 16 (N = 153) 20 / 30 ms (previous solver 29 / 43 ms);
+  K = 16, c = 32 (N = 561) 0.63 / 0.86 s (1.07 / 1.45 s);
+  K = 16, c = 64 (N = 1105) 4.6 / 6.3 s (6.5 / 10.0 s).  Where the units do
+  fill at K = 16, c = 128 (N = 2193; μ_cu = 0.006, before service) a point
+  takes 49 s.  A slider gets the exact answer in tens of ms on this route only
+  up to N of about 150.
+
+Dense N³ work is the floor of route 2: one LU of N = 2193 alone takes 0.2 s
+here.  Sparse direct solves of the level-truncated chain were slower still
+(2 s for K = 8, c = 16 with 60 levels, 12 s for K = 16, c = 32 with 40: the
+fill of a 3-D grid).  At K = 16, c = 32 and 98 % load all N eigenvalues of R
+exceed 0.1 (no small dominant invariant subspace to truncate a spectral
+expansion to), and R and G have off-diagonal ranks of 70-90 in the b-major
+order (too high for rank-structured, HODLR, cyclic reduction to pay off).
 
 Times are in any one unit, used consistently; the spec mapping gives rates per
 ms.  An unstable load gives ``inf`` for the unbounded queue's means; an argument
@@ -59,8 +102,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import functools
+import math
 
 import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import splu
+from scipy.special import expi, pdtrc
 
 from .params import LAM, PIPE_C, PIPE_K, PIPE_MU, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
 
@@ -68,6 +115,10 @@ BLOCKING = ("before", "after")
 _LR_TOL = 1e-13          # logarithmic reduction stops when max |1 − G·1| is below this
                          # (or when the remaining correction T is below 1e-18)
 _LR_MAX_ITER = 80
+_CR_TOL = 1e-17          # cyclic reduction: neglected term below this (see _cyclic_reduction)
+_CR_MAX_ITER = 60
+_LOG_CU_FULL_EPS = math.log(1e-18)   # units "never all busy" when P(all c busy) ≤ 1e-18
+_SPARSE_PHASES = 300     # saturation vector by sparse LU from this many phases on
 _CHUNK_ELEMENTS = 6_000_000   # batch points per dense solve: P·N² at most this
 
 
@@ -91,9 +142,10 @@ class Station:
 
 
 try:  # small dense solves are fastest on one BLAS thread
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController
 except ImportError:  # pragma: no cover - optional speed-up
-    threadpool_limits = None
+    ThreadpoolController = None
+_BLAS = []               # one controller, built on first use (scanning the libraries costs ms)
 
 
 def _one_blas_thread(fn):
@@ -102,9 +154,11 @@ def _one_blas_thread(fn):
     35x slower (0.77 s with one thread against 14-27 s)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if threadpool_limits is None:
+        if ThreadpoolController is None:
             return fn(*args, **kwargs)
-        with threadpool_limits(limits=1, user_api="blas"):
+        if not _BLAS:
+            _BLAS.append(ThreadpoolController())
+        with _BLAS[0].limit(limits=1, user_api="blas"):
             return fn(*args, **kwargs)
     return wrapper
 
@@ -291,6 +345,62 @@ def _phases(K: int, c: int, blocking: str) -> _Phases:
                    mult.astype(float), down.astype(bool))
 
 
+@lru_cache(maxsize=64)
+def _phases_free(K: int, blocking: str) -> _Phases:
+    """Phases of the tandem whose compute units are never all busy (b is dropped).
+
+    A memory completion then always finds a free unit, so the units never act
+    on the upstream stages and (level, m[, CPU holds]) is a Markov chain of its
+    own: K + 1 phases before service, K + 2 after (the memory never holds a job).
+    The event rules are those of ``_phases`` with b < c throughout.
+    """
+    states = [(m, 0) for m in range(K + 1)] + ([(K, 1)] if blocking == "after" else [])
+    index = {s: i for i, s in enumerate(states)}
+    ev = []                                   # (src, dst, kind, mult, down)
+    for i, (m, hc) in enumerate(states):
+        if blocking == "before":
+            if m < K:
+                ev.append((i, index[m + 1, 0], 0, 1, True))
+            if m >= 1:
+                ev.append((i, index[m - 1, 0], 1, 1, False))
+            continue
+        if not hc:
+            ev.append((i, index[m + 1, 0], 0, 1, True) if m < K
+                      else (i, index[K, 1], 0, 1, False))
+        if m >= 1:                            # a held CPU job follows into memory
+            ev.append((i, index[K, 0] if hc else index[m - 1, 0], 1, 1, bool(hc)))
+    arr = np.array(states)
+    src, dst, kind, mult, down = (np.array(x) for x in zip(*ev))
+    cpu_blocked = arr[:, 0] == K if blocking == "before" else arr[:, 1] == 1
+    n = len(states)
+    return _Phases(n, arr[:, 0].astype(float), np.zeros(n), cpu_blocked,
+                   np.zeros(n, dtype=bool), arr[:, 1] == 0, src, dst, kind,
+                   mult.astype(float), down.astype(bool))
+
+
+def _log_all_units_busy_bound(rates, K: int, c: int) -> np.ndarray:
+    """log of an upper bound on P(all c compute units busy), any λ, either blocking rule.
+
+    Two couplings, each a pathwise bound (the smaller is returned):
+
+    * memory completions are a thinning of a Poisson(μ_mem) clock, so b is at
+      most an M/M/∞ count fed by every tick: P(b ≥ c) ≤ P(Poisson(μ_mem/μ_cu) ≥ c);
+    * in any window (t − v, t] the memory hands on at most K + 1 jobs it held (or
+      the CPU held) at t − v plus the ticks of the CPU's Poisson(μ_cpu) clock.  With
+      service times independent of the entry times s_j,
+      E[e^{θb}] ≤ E[exp(θ' Σ_j e^{−μ_cu(t − s_j)})], θ' = e^θ − 1, and Campbell's
+      formula for the clock's shot noise gives the Chernoff bound
+      min_θ θ'(K + 1) + (μ_cpu/μ_cu)·Ein(θ') − θc,  Ein(x) = ∫₀¹ (e^{xu} − 1)/u du.
+    """
+    mu_cpu, mu_mem, mu_cu = rates[:, 0:1], rates[:, 1], rates[:, 2:3]
+    theta = np.linspace(0.02, 6.5, 325)                  # θ' ≤ 664: Ei stays finite
+    tp = np.expm1(theta)
+    ein = expi(tp) - np.euler_gamma - np.log(tp)
+    with np.errstate(over="ignore", divide="ignore"):
+        chernoff = (tp * (K + 1) + (mu_cpu / mu_cu) * ein - theta * c).min(axis=1)
+        return np.minimum(chernoff, np.log(pdtrc(c - 1, mu_mem / rates[:, 2])))
+
+
 def _blocks(ph: _Phases, lam, rates):
     """Dense QBD blocks for P points: A1, A2 (levels ≥ 1) and B1 (level 0).
 
@@ -346,8 +456,104 @@ def _log_reduction(lam, A1, A2):
     return G
 
 
+def _cyclic_reduction(lam, A1, A2):
+    """Minimal solution G of A2 + A1 G + λ G² = 0 by shifted cyclic reduction.
+
+    Bini & Meini's cyclic reduction (Bini, Latouche & Meini, *Numerical Methods
+    for Structured Markov Chains*, 2005, §7.3) applied after the shift of He,
+    Meini & Rhee (2001): with v = 1/N, Ã2 = A2 − A2·1vᵀ and Ã1 = A1 + λ1vᵀ,
+    G̃ = G − 1vᵀ solves Ã2 + Ã1G̃ + λG̃² = 0 and has the eigenvalues of G except
+    that 1 becomes 0.  Eliminating odd levels of the system for (G̃, G̃², ...)
+    squares the level scale each step; with S = (−B0)⁻¹
+
+        B₋ ← B₋ S B₋,  B₊ ← B₊ S B₊,  B0 ← B0 + B₋ S B₊ + B₊ S B₋,  B̂ ← B̂ + B₊ S B₋
+
+    from B₋ = Ã2, B0 = B̂ = Ã1, B₊ = λI, and G̃ = (−B̂)⁻¹Ã2 at the end.  The error
+    falls like (ρ₂(G)·ρ(R))^(2ᵏ), ρ₂(G) < 1 the second eigenvalue, instead of
+    ρ(R)^(2ᵏ) unshifted: about 7 steps instead of 11 at 98 % load, and the count
+    barely grows as λ approaches the capacity.  The loop stops when the
+    neglected term, of order ‖B₊‖∞‖B₋‖∞/λ², is below _CR_TOL; G is then
+    checked a posteriori (residual of the equation and G1 = 1, both to 1e-12
+    relative) and the reduction continues while it fails.  The first step uses
+    B₊ = λI (two products fewer); a step costs one LU and four products.
+    """
+    N = A1.shape[-1]
+    lam3 = lam[:, None, None]
+    v = np.full(N, 1.0 / N)
+    A2s = A2 - A2.sum(axis=2)[:, :, None] * v
+    A1s = A1 + lam3 * v
+    X = np.linalg.solve(-A1s, np.concatenate([A2s, np.broadcast_to(np.eye(N), A1.shape)],
+                                             axis=2))
+    SBm, S = X[:, :, :N], X[:, :, N:]                 # (−B0)⁻¹B₋, (−B0)⁻¹
+    Bh = A1s + lam3 * SBm
+    B0 = Bh + lam3 * (A2s @ S)
+    Bm = A2s @ SBm
+    Bp = lam3 * lam3 * S
+    scale = np.abs(A1).sum(axis=2).max()
+    for _ in range(_CR_MAX_ITER):
+        up = np.abs(Bp).sum(axis=2).max(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):   # λ near the underflow limit
+            small = np.where(up == 0.0, 0.0,
+                             (up / lam) * (np.abs(Bm).sum(axis=2).max(axis=1) / lam))
+        if np.max(small) < _CR_TOL:
+            G = np.linalg.solve(-Bh, A2s) + v
+            resid = np.abs(A2 + A1 @ G + lam3 * (G @ G)).max()
+            if resid < 1e-12 * scale and np.abs(1.0 - G.sum(axis=2)).max() < 1e-12:
+                return G
+        X = np.linalg.solve(-B0, np.concatenate([Bm, Bp], axis=2))
+        SBm, SBp = X[:, :, :N], X[:, :, N:]
+        up_down = Bp @ SBm
+        Bh = Bh + up_down
+        B0 = B0 + up_down + Bm @ SBp
+        Bm = Bm @ SBm
+        Bp = Bp @ SBp
+    return np.linalg.solve(-Bh, A2s) + v
+
+
 def _solve_stable(ph: _Phases, lam, rates):
-    """Exact measures of stable points (arrays of length P)."""
+    """Exact measures of stable points (arrays of length P).
+
+    G by ``_cyclic_reduction``.  The shift leaves entries that should vanish at
+    ±1e-17, which matters only when λ (and with it every measure) is tiny; so
+    G is clipped at 0 and passed once through G ← (−A1 − λG)⁻¹A2, a map of
+    nonnegative matrices (−A1 − λG is an M-matrix) that is accurate entry by
+    entry, and whose inverse gives R = λ(−A1 − λG)⁻¹ (so RA2 = λG holds
+    exactly).  Then π0 from the censored level-0 generator B1 + λG with
+    π0(I − R)⁻¹1 = 1, Σπ_n = π0(I − R)⁻¹ and Σnπ_n·1 = π0R(I − R)⁻²1
+    (Latouche & Ramaswami 1999, §6.4).  R is formed explicitly: solving with
+    I − R alone keeps the stiffness of −A1 − λG (rates 1e5 apart) out of the
+    near-singular solves.
+    """
+    A1, A2, B1 = _blocks(ph, lam, rates)
+    G = np.maximum(_cyclic_reduction(lam, A1, A2), 0.0)
+    inv = np.linalg.inv(-A1 - lam[:, None, None] * G)
+    return _moments(ph, lam, B1, inv @ A2, lam[:, None, None] * inv)
+
+
+def _moments(ph: _Phases, lam, B1, G, R):
+    """The measures from G and R."""
+    P, N = lam.size, ph.n
+    one = np.ones((P, N, 1))
+    ImR = np.eye(N) - R
+    v = np.linalg.solve(ImR, one)                          # (I − R)⁻¹ 1
+    M = B1 + lam[:, None, None] * G                        # censored level-0 generator
+    M[:, :, 0] = v[:, :, 0]
+    rhs = np.zeros((P, N, 1))
+    rhs[:, 0] = 1.0
+    pi0 = np.linalg.solve(np.swapaxes(M, 1, 2), rhs)[..., 0]
+    x = np.linalg.solve(np.swapaxes(ImR, 1, 2), pi0[..., None])[..., 0]   # Σ_n π_n
+    w = np.linalg.solve(ImR, v)[..., 0]                    # (I − R)⁻² 1
+    l_cpu = np.einsum("pi,pij,pj->p", pi0, R, w)           # π0 R (I − R)⁻² 1
+    busy = x - pi0                                         # levels ≥ 1
+    return dict(l_cpu=l_cpu, l_mem=x @ ph.m, l_cu=x @ ph.b,
+                p_cpu_blocked=busy @ ph.cpu_blocked, p_mem_blocked=x @ ph.mem_blocked)
+
+
+def _solve_stable_lr(ph: _Phases, lam, rates):
+    """Exact measures of stable points by logarithmic reduction and dense inverses.
+
+    The solver before ``_solve_stable``; kept as an independent reference for the tests.
+    """
     A1, A2, B1 = _blocks(ph, lam, rates)
     P, N = lam.size, ph.n
     eye = np.eye(N)
@@ -370,11 +576,25 @@ def _solve_stable(ph: _Phases, lam, rates):
 
 
 def _saturation(ph: _Phases, rates):
-    """θ of the downstream with the CPU never empty, and θA2·1 (the capacity)."""
-    zero = np.zeros(rates.shape[0])
-    A1, A2, _ = _blocks(ph, zero, rates)
-    theta = _stationary_vector(A1 + A2)
-    cap = np.einsum("pi,pij->p", theta, A2)
+    """θ of the downstream with the CPU never empty, and θA2·1 (the capacity).
+
+    Dense stacked solves for small phase spaces; from ``_SPARSE_PHASES`` phases
+    on one sparse LU per point (the generator has at most four entries a row).
+    """
+    if ph.n < _SPARSE_PHASES:
+        zero = np.zeros(rates.shape[0])
+        A1, A2, _ = _blocks(ph, zero, rates)
+        theta = _stationary_vector(A1 + A2)
+        return theta, np.einsum("pi,pij->p", theta, A2)
+    theta = np.empty((rates.shape[0], ph.n))
+    rhs = np.zeros(ph.n)
+    rhs[0] = 1.0
+    for p, r in enumerate(rates[:, ph.kind] * ph.mult):
+        Q = sparse.csr_matrix((r, (ph.src, ph.dst)), shape=(ph.n, ph.n))
+        Q = (Q - sparse.diags(np.asarray(Q.sum(axis=1)).ravel())).T.tocsr()
+        Q = sparse.vstack([np.ones((1, ph.n)), Q[1:]]).tocsc()   # θ1 = 1 replaces one row
+        theta[p] = splu(Q).solve(rhs)
+    cap = (theta[:, ph.src[ph.down]] * (rates[:, ph.kind[ph.down]] * ph.mult[ph.down])).sum(axis=1)
     return theta, cap
 
 
@@ -384,7 +604,6 @@ def _check_blocking(blocking: str) -> str:
     return blocking
 
 
-@_one_blas_thread
 def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before") -> Tandem:
     """Exact stationary solution of the blocking tandem (matrix-geometric, see module doc).
 
@@ -393,14 +612,32 @@ def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before") -> Tandem:
     not start or continue work while the next stage is full (the paper's
     rule); ``"after"``: a finished job waits in its server until a place
     frees downstream.  λ ≥ ``max_throughput`` is unstable (inf for the CPU
-    queue and the totals).  Cost: O(N³) per point and reduction step,
-    N = (K+1)(c+1) phases (+ K + c + 2 after service).
+    queue and the totals).  Cost: where the compute units are provably never
+    all busy (P ≤ 1e-18, ``_log_all_units_busy_bound``) the chain has K + 1
+    (K + 2) phases and a point costs about 2 ms; otherwise
+    O(N³) per point and reduction step, N = (K+1)(c+1) phases (+ K + c + 2
+    after service).
+    """
+    return _tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking)
+
+
+_SOLVERS = {"auto": _solve_stable, "full": _solve_stable, "reference": _solve_stable_lr}
+
+
+@_one_blas_thread
+def _tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", method="auto") -> Tandem:
+    """``tandem`` with the route named.
+
+    "auto": the reduced chain (``_phases_free``) for points whose compute units
+    are provably never all busy, the full phase space by cyclic reduction for
+    the rest; "full": the full phase space for every point; "reference": the
+    full phase space by the logarithmic-reduction solver (an independent check).
     """
     lam = LAM.check(lam)
     mu_cpu, mu_mem, mu_cu = (PIPE_MU_CPU.check(mu_cpu), PIPE_MU_MEM.check(mu_mem),
                              PIPE_MU_CU.check(mu_cu))
     K, c = _int(K, PIPE_K), _int(c, PIPE_C)
-    ph = _phases(K, c, _check_blocking(blocking))
+    blocking = _check_blocking(blocking)
     lam, mu_cpu, mu_mem, mu_cu = np.broadcast_arrays(lam, mu_cpu, mu_mem, mu_cu)
     shape = lam.shape
     lam = lam.ravel()
@@ -408,32 +645,44 @@ def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before") -> Tandem:
     size = lam.size
     out = {k: np.zeros(size) for k in ("l_cpu", "l_mem", "l_cu", "p_cpu_blocked",
                                        "p_mem_blocked", "cap")}
-    step = max(1, _CHUNK_ELEMENTS // (ph.n * ph.n))
-    for lo in range(0, size, step):
-        sl = slice(lo, lo + step)
-        theta, cap = _saturation(ph, rates[sl])
-        out["cap"][sl] = cap
-        # Saturated downstream: the CPU queue is infinite, the rest runs as θ.
-        out["l_cpu"][sl] = np.inf
-        out["l_mem"][sl], out["l_cu"][sl] = theta @ ph.m, theta @ ph.b
-        out["p_cpu_blocked"][sl] = theta @ ph.cpu_blocked
-        out["p_mem_blocked"][sl] = theta @ ph.mem_blocked
-        idx = np.arange(size)[sl][(lam[sl] < cap) & (lam[sl] > 0)]
-        if idx.size:
-            sol = _solve_stable(ph, lam[idx], rates[idx])
-            for k, val in sol.items():
-                out[k][idx] = val
-        zero = np.arange(size)[sl][lam[sl] == 0]
-        for k in ("l_cpu", "l_mem", "l_cu", "p_cpu_blocked", "p_mem_blocked"):
-            out[k][zero] = 0.0
+    free = np.zeros(size, dtype=bool)
+    if method == "auto" and size:
+        free = _log_all_units_busy_bound(rates, K, c) <= _LOG_CU_FULL_EPS
+    for ph, sel in ((_phases_free(K, blocking), np.flatnonzero(free)),
+                    (_phases(K, c, blocking), np.flatnonzero(~free))):
+        _fill(ph, lam, rates, sel, out, _SOLVERS[method])
     stable = lam < out["cap"]
     thr = np.where(stable, lam, out["cap"])
+    # units left out of the chain: every job spends 1/μ_cu in one (Little's law)
+    out["l_cu"][free] = thr[free] / rates[free, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         w = [np.where(lam > 0, out[f"l_{s}"] / thr, 1.0 / rates[:, j])
              for j, s in enumerate(("cpu", "mem", "cu"))]
     res = [stable, out["cap"], thr, out["l_cpu"], out["l_mem"], out["l_cu"], *w,
            out["p_cpu_blocked"], out["p_mem_blocked"]]
     return Tandem(*(np.asarray(x).reshape(shape)[()] for x in res))
+
+
+def _fill(ph: _Phases, lam, rates, sel, out, solver) -> None:
+    """Write the measures of points ``sel`` (one phase space) into ``out``."""
+    step = max(1, _CHUNK_ELEMENTS // (ph.n * ph.n))
+    for lo in range(0, sel.size, step):
+        part = sel[lo:lo + step]
+        theta, cap = _saturation(ph, rates[part])
+        out["cap"][part] = cap
+        # Saturated downstream: the CPU queue is infinite, the rest runs as θ.
+        out["l_cpu"][part] = np.inf
+        out["l_mem"][part], out["l_cu"][part] = theta @ ph.m, theta @ ph.b
+        out["p_cpu_blocked"][part] = theta @ ph.cpu_blocked
+        out["p_mem_blocked"][part] = theta @ ph.mem_blocked
+        idx = part[(lam[part] < cap) & (lam[part] > 0)]
+        if idx.size:
+            sol = solver(ph, lam[idx], rates[idx])
+            for k, val in sol.items():
+                out[k][idx] = val
+        zero = part[lam[part] == 0]
+        for k in ("l_cpu", "l_mem", "l_cu", "p_cpu_blocked", "p_mem_blocked"):
+            out[k][zero] = 0.0
 
 
 def tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c) -> Tandem:
@@ -546,16 +795,35 @@ def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking="before"):
     """Largest sustainable job rate of the tandem (θA2·1, the drift condition).
 
     Cheaper than ``tandem``: one stationary vector of the saturated downstream
-    (one N×N solve per point).  Never above min(μ_cpu, μ_mem, c·μ_cu).
+    per point (K + 1 phases where the units are provably never all busy, else
+    N = (K+1)(c+1), dense or sparse LU).  Never above min(μ_cpu, μ_mem, c·μ_cu).
     """
     mu_cpu, mu_mem, mu_cu = (PIPE_MU_CPU.check(mu_cpu), PIPE_MU_MEM.check(mu_mem),
                              PIPE_MU_CU.check(mu_cu))
     K, c = _int(K, PIPE_K), _int(c, PIPE_C)
-    ph = _phases(K, c, _check_blocking(blocking))
+    blocking = _check_blocking(blocking)
     mu_cpu, mu_mem, mu_cu = np.broadcast_arrays(mu_cpu, mu_mem, mu_cu)
     shape = mu_cpu.shape
     rates = np.stack([mu_cpu.ravel(), mu_mem.ravel(), mu_cu.ravel()], axis=1)
-    return _saturation(ph, rates)[1].reshape(shape)[()]
+    cap = np.zeros(rates.shape[0])
+    free = _log_all_units_busy_bound(rates, K, c) <= _LOG_CU_FULL_EPS
+    for ph, sel in ((_phases_free(K, blocking), free), (_phases(K, c, blocking), ~free)):
+        if sel.any():
+            cap[sel] = _saturation(ph, rates[sel])[1]
+    return cap.reshape(shape)[()]
+
+
+def solve_phases(mu_cpu, mu_mem, mu_cu, K, c, blocking="before") -> int:
+    """Phases N of the chain ``tandem`` solves for these rates (one point; its
+    cost grows as N³): K + 1 (K + 2 after service) where the compute units
+    provably never all fill, (K + 1)(c + 1) (+ K + c + 2 after) otherwise."""
+    mu = [float(PIPE_MU_CPU.check(mu_cpu)), float(PIPE_MU_MEM.check(mu_mem)),
+          float(PIPE_MU_CU.check(mu_cu))]
+    K, c = _int(K, PIPE_K), _int(c, PIPE_C)
+    blocking = _check_blocking(blocking)
+    if _log_all_units_busy_bound(np.array([mu]), K, c)[0] <= _LOG_CU_FULL_EPS:
+        return _phases_free(K, blocking).n
+    return _phases(K, c, blocking).n
 
 
 def group_compute_units(rates: PipelineRates, units: int) -> PipelineRates:
@@ -563,9 +831,10 @@ def group_compute_units(rates: PipelineRates, units: int) -> PipelineRates:
 
     Each modelled unit stands for c/units SMs and serves a job c/units times
     faster, so the compute stage's total rate c·μ_cu is kept; with fewer
-    servers fewer jobs run at once, so blocking is somewhat overstated.  The
-    exact tandem costs O(((K+1)(units+1))³): grouping is what makes an SM count
-    of 108 solvable at slider speed.
+    servers fewer jobs run at once, so blocking is somewhat overstated.  Where
+    the units can all be busy the exact tandem costs O(((K+1)(units+1))³), and
+    grouping is what keeps an SM count of 108 at slider speed; where they
+    provably cannot (``tandem``'s first route, most GPU presets) it is not needed.
     """
     units = _int(units, PIPE_C)
     return PipelineRates(mu_cpu=rates.mu_cpu, mu_mem=rates.mu_mem,

@@ -220,7 +220,7 @@ def run():
                f"{fmt_rate(r.mu_cu)} ({gpu.sm_count / r.c:.3g} SMs each; the stage's "
                f"total rate is kept, so only the number of jobs run at once is coarser).")
     rates_key = (r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c, blocking)
-    n_phases = data.phases(K, units, blocking)
+    n_phases = data.phases(r.mu_cpu, r.mu_mem, r.mu_cu, K, units, blocking)
     if not exact_allowed(rates_key, n_phases):
         share.publish(FIELDS)
         return

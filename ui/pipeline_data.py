@@ -30,10 +30,10 @@ K_FAMILY = (1, 2, 4, 8, 16, 32, 64)
 C_FAMILY = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
-def phases(K: int, c: int, blocking: str) -> int:
-    """Phase count N of the exact solve (its cost grows as N³)."""
-    n = (K + 1) * (c + 1)
-    return n + (K + c + 2 if blocking == "after" else 0)
+def phases(mu_cpu, mu_mem, mu_cu, K: int, c: int, blocking: str) -> int:
+    """Phase count N of the exact solve for these rates (its cost grows as N³):
+    small wherever the compute units provably never all fill."""
+    return pl.solve_phases(mu_cpu, mu_mem, mu_cu, K, c, blocking)
 
 
 @st.cache_resource(**CACHE)
@@ -154,8 +154,8 @@ def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None) -> SimSweep:
 
 def _family(values, mu_cpu, mu_mem, mu_cu, blocking, vary: str, K, c, bar=None):
     """Exact capacity as K (or c) varies, each value one cached solve."""
-    xs = [v for v in values if phases(v if vary == "K" else K, v if vary == "c" else c,
-                                      blocking) <= N_LIMIT]
+    xs = [v for v in values if phases(mu_cpu, mu_mem, mu_cu, v if vary == "K" else K,
+                                      v if vary == "c" else c, blocking) <= N_LIMIT]
     caps = []
     for i, v in enumerate(xs):
         caps.append(capacity(mu_cpu, mu_mem, mu_cu, v if vary == "K" else K,
@@ -182,5 +182,5 @@ def what_if(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> dict:
     cases = {"K + 1": (K + 1, c), "2K": (2 * K, c), "c + 1 units": (K, c + 1),
              "2c units": (K, 2 * c)}
     return {name: capacity(mu_cpu, mu_mem, mu_cu, k, u, blocking)
-            if phases(k, u, blocking) <= N_LIMIT else None
+            if phases(mu_cpu, mu_mem, mu_cu, k, u, blocking) <= N_LIMIT else None
             for name, (k, u) in cases.items()}
