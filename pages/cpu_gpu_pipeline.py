@@ -235,6 +235,7 @@ def run():
     view = st.segmented_control("View", VIEWS, key="view", required=True)
     st.subheader("Answer")
     ctx = dict(curves=cv, rates=r, sim=sim, spec=gpu, precision=wl.precision,
+               what_if=data.what_if(*rates_key),
                job_bytes=float(wl.job_size_bytes), rates_key=rates_key, workload=wl,
                K=K, units=units, blocking=blocking)
     ctx = answer(ctx)
@@ -292,7 +293,7 @@ def answer(ctx: dict) -> dict:
                  f"of {fmt_rate(cap)}. The CPU queue grows without bound; lower the "
                  "load, raise K or add units.", icon=":material/warning:")
     boxes, hot = stage_boxes(r, p, lam, stable)
-    wi = data.what_if(*rates_key)
+    wi = ctx["what_if"]
     items = [
         ("Max sustainable rate", fmt_rate(cap)),
         ("vs slowest stage alone",
