@@ -47,3 +47,32 @@ def test_a_heavy_call_inside_another_does_not_wait_for_a_second_slot():
         for ok in taken:
             if ok:
                 budget._SLOTS.release()
+
+
+def test_long_calls_never_hold_the_short_calls_slots():
+    """With every long slot busy, a short heavy call still runs at once."""
+    release = threading.Event()
+
+    @budget.long_running
+    def long_call():
+        release.wait(10)
+
+    @budget.heavy
+    def short_call():
+        return "done"
+
+    longs = [threading.Thread(target=long_call) for _ in range(budget.LONG_WORKERS)]
+    for t in longs:
+        t.start()
+    try:
+        time.sleep(0.05)
+        assert not budget._LONG_SLOTS.acquire(timeout=0.05)     # the long pool is full
+        result = []
+        t = threading.Thread(target=lambda: result.append(short_call()))
+        t.start()
+        t.join(2)
+        assert result == ["done"]
+    finally:
+        release.set()
+        for t in longs:
+            t.join(10)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from engine import batching, batching_curves, fit, operating_point
 from engine.presets import batch_profiles
-from ui.budget import heavy
+from ui.budget import heavy, long_running
 
 # Results are immutable by convention, so st.cache_resource hands out the cached
 # object itself (st.cache_data would unpickle a copy on every rerun).
@@ -36,13 +36,13 @@ def profile_fit(batch_size: tuple, throughput: tuple, power: tuple | None) -> fi
 
 
 @st.cache_resource(**CACHE)
-@heavy
+@long_running
 def curves(alpha, tau0, b_max, beta, c0) -> batching_curves.LoadCurves:
     return batching_curves.load_curves(alpha, tau0, b_max, beta, c0)
 
 
 @st.cache_resource(**CACHE)
-@heavy
+@long_running
 def family(alpha, tau0) -> list:
     return batching_curves.b_max_family(alpha, tau0, B_FAMILY)
 

@@ -15,7 +15,7 @@ import streamlit as st
 from engine import pipeline as pl
 from engine.pipeline_sim import simulate_tandem
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
-from ui.budget import heavy
+from ui.budget import heavy, long_running
 
 CACHE = dict(max_entries=64, show_spinner=False)
 N_POINTS = 25              # exact λ grid
@@ -80,7 +80,7 @@ class Curves:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-@heavy
+@long_running
 def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     return pl.tandem(np.array(lam), mu_cpu, mu_mem, mu_cu, K, c, blocking)
 

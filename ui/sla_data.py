@@ -12,7 +12,7 @@ import streamlit as st
 
 from engine import sla
 from engine.presets import batch_profiles
-from ui.budget import heavy
+from ui.budget import heavy, long_running
 
 CACHE = dict(max_entries=64, show_spinner=False)
 SEED = 2017
@@ -90,7 +90,7 @@ def n_grid(lam: float, mu: float, top: float) -> np.ndarray:
 
 
 @st.cache_resource(**CACHE)
-@heavy
+@long_running
 def n_curves(s: Scenario, top: float) -> dict:
     """Analytic curves against n: P(R ≤ RT) (eq 7, eq 7 with the retry correction,
     M/M/n) and the p-th percentile wait (eq 1 as printed, its quantile, M/M/n)."""

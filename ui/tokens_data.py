@@ -14,7 +14,7 @@ import streamlit as st
 from engine import token_laws, token_limit
 from engine.fit import fit_token_latency, fit_token_latency_with_input
 from engine.presets import token_latency_profiles
-from ui.budget import heavy
+from ui.budget import heavy, long_running
 
 CACHE = dict(max_entries=64, show_spinner=False)
 SEED = 2024
@@ -79,7 +79,7 @@ def law_summary(law_key: tuple, _dist) -> dict:
 
 
 @st.cache_resource(**CACHE)
-@heavy
+@long_running
 def curves(law_key: tuple, _dist, lam, a, c, patience, grid: tuple) -> token_limit.LimitCurves:
     return token_limit.limit_curves(lam, a, c, _dist, np.array(grid), patience)
 
