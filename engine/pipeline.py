@@ -552,27 +552,13 @@ def _moments(ph: _Phases, lam, B1, G, R):
 def _solve_stable_lr(ph: _Phases, lam, rates):
     """Exact measures of stable points by logarithmic reduction and dense inverses.
 
-    The solver before ``_solve_stable``; kept as an independent reference for the tests.
+    The solver before ``_solve_stable``; kept as an independent reference for the
+    tests (G by another algorithm; the measures from G and R are the same algebra).
     """
     A1, A2, B1 = _blocks(ph, lam, rates)
-    P, N = lam.size, ph.n
-    eye = np.eye(N)
     G = _log_reduction(lam, A1, A2)
     R = lam[:, None, None] * np.linalg.inv(-A1 - lam[:, None, None] * G)
-    one = np.ones((P, N, 1))
-    ImR = eye - R
-    v = np.linalg.solve(ImR, one)                          # (I − R)⁻¹ 1
-    M = B1 + lam[:, None, None] * G                        # censored level-0 generator
-    M[:, :, 0] = v[:, :, 0]
-    rhs = np.zeros((P, N, 1))
-    rhs[:, 0] = 1.0
-    pi0 = np.linalg.solve(np.swapaxes(M, 1, 2), rhs)[..., 0]
-    x = np.linalg.solve(np.swapaxes(ImR, 1, 2), pi0[..., None])[..., 0]   # Σ_n π_n
-    w = np.linalg.solve(ImR, v)[..., 0]                    # (I − R)⁻² 1
-    l_cpu = np.einsum("pi,pij,pj->p", pi0, R, w)           # π0 R (I − R)⁻² 1
-    busy = x - pi0                                         # levels ≥ 1
-    return dict(l_cpu=l_cpu, l_mem=x @ ph.m, l_cu=x @ ph.b,
-                p_cpu_blocked=busy @ ph.cpu_blocked, p_mem_blocked=x @ ph.mem_blocked)
+    return _moments(ph, lam, B1, G, R)
 
 
 def _saturation(ph: _Phases, rates):
