@@ -45,6 +45,17 @@ def capacity(alpha, tau0, b_max=None):
     return np.where(np.isinf(b), 1.0 / alpha, finite)[()]
 
 
+def _below_capacity(lam, alpha, tau0=0.0, b=np.inf):
+    """λ < ``capacity`` (the same expression) and the chain's own condition λτ[b] < b.
+
+    The two differ only in the last bit: 1/α·α can round below 1, so λ equal to
+    the capacity would pass λα < 1 alone and give a huge finite mean, not inf.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.isinf(b), (lam * alpha < 1.0) & (lam < 1.0 / alpha),
+                        (lam * (alpha * b + tau0) < b) & (lam < b / (alpha * b + tau0)))
+
+
 def phi0(lam, alpha, tau0):
     """Upper bound φ0 of E[W] (Inoue 2021, eq 41); tight at light load.
 
@@ -55,7 +66,7 @@ def phi0(lam, alpha, tau0):
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         val = (alpha + tau0) / (2.0 * (1.0 - rho)) * (
             1.0 + 2.0 * lam * tau0 + (1.0 - lam * tau0) / (1.0 + rho))
-    return np.where(rho < 1.0, val, np.inf)[()]
+    return np.where(_below_capacity(lam, alpha), val, np.inf)[()]
 
 
 def phi1(lam, alpha, tau0):
@@ -67,7 +78,7 @@ def phi1(lam, alpha, tau0):
     rho = lam * alpha
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         val = 1.5 * tau0 / (1.0 - rho) + 0.5 * alpha * (rho + 2.0) / (1.0 - rho * rho)
-    return np.where(rho < 1.0, val, np.inf)[()]
+    return np.where(_below_capacity(lam, alpha), val, np.inf)[()]
 
 
 def phi(lam, alpha, tau0):
@@ -89,7 +100,8 @@ def energy_efficiency_bound(lam, alpha, tau0, beta, c0):
     beta, c0 = BETA.check(beta), C0.check(c0)
     rho = lam * alpha
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        eb_low = np.where(rho < 1.0, np.maximum(1.0, lam * tau0 / (1.0 - rho)), np.inf)
+        eb_low = np.where(_below_capacity(lam, alpha),
+                          np.maximum(1.0, lam * tau0 / (1.0 - rho)), np.inf)
         return (1.0 / (beta + c0 / eb_low))[()]
 
 
@@ -132,9 +144,7 @@ def stationary(lam, alpha, tau0, b_max=None) -> Stationary:
     util = np.ones(lam.shape)
 
     unlimited = np.isinf(b)
-    with np.errstate(invalid="ignore"):
-        stable = np.where(unlimited, lam * alpha < 1.0, lam * (alpha * b + tau0) < b)
-    stable &= np.isfinite(lam)
+    stable = _below_capacity(lam, alpha, tau0, b) & np.isfinite(lam)
     sel = unlimited & stable
     if sel.any():
         la, al, t0 = lam[sel], alpha[sel], tau0[sel]

@@ -11,6 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import batching
+from .params import BETA, C0, Domain, check_b_max
+
+N_POINTS = Domain("n_points", "loads", low=1.0, integer=True, typical=(20, 200),
+                  description="number of loads on a curve")
+MAX_FRACTION = Domain("max_fraction", "of capacity", low=0.0, high=1.0, low_open=True,
+                      high_open=True, typical=(0.9, 0.99),
+                      description="highest load of a curve, as a fraction of the capacity")
 
 
 @dataclass(frozen=True)
@@ -38,9 +45,12 @@ def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
     Defaults: 200 points to 99% for b_max = ∞ (one vectorised series), 100 points
     to 97% for a finite b_max (one banded solve per point, slower near capacity).
     """
-    finite = b_max is not None and np.isfinite(b_max)
-    n_points = n_points or (100 if finite else 200)
-    max_fraction = max_fraction or (0.97 if finite else 0.99)
+    finite = bool(np.isfinite(check_b_max(b_max)))
+    n_points = int(N_POINTS.check((100 if finite else 200) if n_points is None else n_points))
+    max_fraction = float(MAX_FRACTION.check(
+        (0.97 if finite else 0.99) if max_fraction is None else max_fraction))
+    if beta is not None and c0 is not None:
+        beta, c0 = float(BETA.check(beta)), float(C0.check(c0))
     cap = float(batching.capacity(alpha, tau0, b_max))
     lam = cap * np.linspace(0.005, max_fraction, n_points)
     st = batching.stationary(lam, alpha, tau0, b_max)
@@ -59,6 +69,8 @@ def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
 
 def b_max_family(alpha, tau0, b_values, n_points=60, max_fraction=0.99):
     """[(b_max, λ grid, exact E[W])] for each finite b_max, up to its own capacity."""
+    n_points = int(N_POINTS.check(n_points))
+    max_fraction = float(MAX_FRACTION.check(max_fraction))
     out = []
     for b in b_values:
         cap = float(batching.capacity(alpha, tau0, int(b)))

@@ -243,7 +243,7 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
     sampler, mean_s = _service_sampler(service)
     if not 0.0 < lam < np.inf:
         raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
-    if lam * mean_s >= n:
+    if lam * mean_s >= n or mean_s > 0 and lam >= n / mean_s:   # n/E[S]·E[S] can round < n
         raise ValueError(f"lam = {lam:g} per s is at or beyond the capacity n/E[S] = "
                          f"{n / mean_s:g} per s: no steady state to simulate")
     c = d1 + d2 + delta

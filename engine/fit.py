@@ -23,9 +23,13 @@ class LinearFit:
 
 
 def linear_fit(x, y) -> LinearFit:
-    """Ordinary least squares of y on x with R² = 1 − SS_res/SS_tot."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+    """Ordinary least squares of y on x with R² = 1 − SS_res/SS_tot.
+
+    ``x``, ``y``: 1-d sequences of finite numbers of one length (``ValueError``
+    naming the bad one otherwise).
+    """
+    x = _column(x, "x", positive=False)
+    y = _column(y, "y", x.size, "x", positive=False)
     design = np.column_stack([x, np.ones_like(x)])
     (slope, intercept), *_ = np.linalg.lstsq(design, y, rcond=None)
     residuals = y - (slope * x + intercept)
@@ -38,6 +42,12 @@ def _positive_column(values, name: str, n: int | None = None,
                      reference: str = "batch_size") -> np.ndarray:
     """``values`` as a 1-d float array of finite positive numbers (``n`` of them,
     like the ``reference`` column), or ``ValueError`` naming the column."""
+    return _column(values, name, n, reference)
+
+
+def _column(values, name: str, n: int | None = None, reference: str = "batch_size",
+            positive: bool = True) -> np.ndarray:
+    """``values`` as a 1-d float array of finite (``positive``) numbers, or ``ValueError``."""
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -48,7 +58,7 @@ def _positive_column(values, name: str, n: int | None = None,
         raise ValueError(f"{name} has {arr.size} values, {reference} has {n}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
-    if np.any(arr <= 0):
+    if positive and np.any(arr <= 0):
         raise ValueError(f"{name} must be positive, got {arr[arr <= 0][0]:g}")
     return arr
 

@@ -127,9 +127,10 @@ def _quantile_grid(dist):
         x = np.where(upper, np.asarray(isf(tail), dtype=float), x)
     if not np.all(np.isfinite(x)):
         raise ValueError("dist: quantiles must be finite on (0, 1)")
-    if x[0] < 0:
+    if x[0] < -1e-9 * max(1.0, float(np.max(np.abs(x)))):
         raise ValueError("dist must be a token-length law on [0, inf)")
-    return np.maximum.accumulate(x), log_u, tail
+    # scipy's ppf can round a lower bound at 0 to -1e-15 (truncnorm): that is 0
+    return np.maximum.accumulate(np.maximum(x, 0.0)), log_u, tail
 
 
 def _upper_support(dist) -> float:
@@ -163,9 +164,10 @@ def _max_moments(dist, b):
     # tail: sf(x) ~ C x^{-a}; ∫_X^∞ (1 − F^b) ≈ g_X X/(a − 1), second moment 2 g_X X²/(a − 2)
     xl, xp = x[-1], x[-200]
     if xl > xp > 0:
-        a = -(np.log(tail[-1]) - np.log(tail[-200])) / (np.log(xl) - np.log(xp))
         gl = g[..., -1]
         with np.errstate(divide="ignore"):
+            # xl and xp one ulp apart have equal logs: a = inf, no tail beyond the grid
+            a = -(np.log(tail[-1]) - np.log(tail[-200])) / (np.log(xl) - np.log(xp))
             m1 = m1 + (gl * xl / (a - 1.0) if a > 1.0 else np.inf)
             m2 = m2 + (2.0 * gl * xl ** 2 / (a - 2.0) if a > 2.0 else np.inf)
     return m1, m2
@@ -305,7 +307,8 @@ def _fixed_parts(lam, b, dist, k):
     lam, b, h = np.broadcast_arrays(lam, b, h)
     a = lam * h
     s = np.zeros(lam.shape)
-    stable = (a < b) & np.isfinite(lam)
+    # λ < μ[b] = b/H too: (b/H)·H can round below b, and λ = μ[b] is unstable
+    stable = (a < b) & (lam < b / h) & np.isfinite(lam)
     for size in np.unique(b[stable]).astype(int):
         sel = stable & (b == size)
         if size > 1:
@@ -358,7 +361,7 @@ def fixed_batch_wait_eq25(lam, b, dist, k, terms: int = 20):
     lam, b, h = np.broadcast_arrays(lam, b, h)
     a = lam * h
     out = np.full(lam.shape, np.inf)
-    ok = (a < b) & (lam > 0) & np.isfinite(lam)
+    ok = (a < b) & (lam < b / h) & (lam > 0) & np.isfinite(lam)
     m = np.arange(1, terms + 1)
     for size in np.unique(b[ok]).astype(int):
         sel = ok & (b == size)
@@ -497,14 +500,14 @@ def dynamic_solution(lam: float, dist, k, b_max=None, max_states: int = _CHAIN_M
     if cap.ndim:
         raise ValueError("b_max must be a single value")
     cap = float(cap)
+    if not _CHAIN_START <= int(max_states) <= _CHAIN_MAX:
+        raise ValueError(f"max_states must be in [{_CHAIN_START}, {_CHAIN_MAX}], "
+                         f"got {max_states!r}")
     if not np.isfinite(lam) or lam >= stability_limit("dynamic", dist, kk, b_max=b_max):
         return _unstable(cap)
     if lam == 0.0:
         h1 = float(mean_batch_time(1, dist, kk))
         return DynamicSolution(0.0, h1, 1.0, 0.0, 1, True)
-    if not _CHAIN_START <= int(max_states) <= _CHAIN_MAX:
-        raise ValueError(f"max_states must be in [{_CHAIN_START}, {_CHAIN_MAX}], "
-                         f"got {max_states!r}")
     n_states = _CHAIN_START
     while n_states <= int(max_states):
         wait, soj, eb, util, top = _dynamic_chain(lam, dist, kk, cap, n_states)
@@ -541,7 +544,8 @@ def linear_bound_coefficients(dist, k) -> tuple[float, float]:
     """
     k1, k2, k3, k4 = check_k(k)
     top = _upper_support(_check_dist(dist))
-    return k1 + k3 * top, k2 + k4 * top
+    # a zero coefficient contributes nothing, even for an unbounded law (not 0·inf = NaN)
+    return k1 + (k3 * top if k3 else 0.0), k2 + (k4 * top if k4 else 0.0)
 
 
 def dynamic_wait_bound(lam, dist, k):
@@ -552,7 +556,7 @@ def dynamic_wait_bound(lam, dist, k):
     """
     a1, b1 = linear_bound_coefficients(dist, k)
     lam = LAM_PER_S.check(lam)
-    if not np.isfinite(a1):
+    if not (np.isfinite(a1) and np.isfinite(b1)):
         return np.full(lam.shape, np.inf)[()]
     return batching.phi(lam, a1, b1)
 
@@ -564,7 +568,7 @@ def yang_phi0(lam, alpha, beta):
     rho = lam * alpha
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         val = lam * (alpha + beta) ** 2 / (2.0 * (1.0 - rho ** 2))
-    return np.where(rho < 1.0, val, np.inf)[()]
+    return np.where(batching._below_capacity(lam, alpha), val, np.inf)[()]
 
 
 def yang_phi1(lam, alpha, beta):
@@ -574,7 +578,7 @@ def yang_phi1(lam, alpha, beta):
     rho = lam * alpha
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         val = (rho * beta + rho * alpha + beta) / (2.0 * (1.0 - rho ** 2))
-    return np.where(rho < 1.0, val, np.inf)[()]
+    return np.where(batching._below_capacity(lam, alpha), val, np.inf)[()]
 
 
 def yang_phi(lam, alpha, beta):

@@ -196,6 +196,7 @@ class LLMSimResult:
     ci95_wait: float           # 95% CI half-widths from batch means
     ci95_sojourn: float
     mean_batch_size: float     # per batch; continuous: time-average of running sequences
+                               # (requests per prefill when decoding takes no time)
     utilization: float         # fraction of time the GPU computes
     n_jobs: int                # requests counted
     ci_reliable: bool = True
@@ -272,7 +273,8 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
         b_size = np.empty(0, dtype=np.int64)
         horizon = np.nanmax(finish) - arrivals[0]
         util = acc[0] / horizon if horizon > 0 else 1.0
-        mean_size = acc[1] / acc[2] if acc[2] > 0 else float("nan")
+        # with no decode time (k3 = k4 = 0) the only batches are the prefill joins
+        mean_size = acc[1] / acc[2] if acc[2] > 0 else n / np.unique(start).size
     else:
         b_start, b_end = np.empty(n), np.empty(n)
         b_size = np.empty(n, dtype=np.int64)
@@ -280,7 +282,13 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
         served, nb = loop(arrivals, tokens, _MODE[strategy], limit, k1, k2, k3, k4, htab,
                           start, finish, b_start, b_end, b_size)
         b_start, b_end, b_size = b_start[:nb], b_end[:nb], b_size[:nb]
-        kept = b_start >= (arrivals[warmup] if warmup < served else np.inf)
+        if served == 0:            # fixed batching: fewer than b requests ever arrived
+            records = (LLMSimRecords(arrivals, tokens, start, finish, b_start, b_end, b_size)
+                       if return_records else None)
+            return LLMSimResult(np.inf, np.inf, np.inf, np.inf, np.inf, 0.0, 0.0, 0,
+                                ci_reliable=False, records=records)
+        # batches from the first counted arrival on (a warm-up beyond the run keeps the last)
+        kept = b_start >= arrivals[min(warmup, served - 1)]
         horizon = b_end[kept].max() - b_start[kept].min() if kept.any() else 0.0
         util = float((b_end[kept] - b_start[kept]).sum() / horizon) if horizon > 0 else 1.0
         mean_size = float(b_size[kept].mean()) if kept.any() else float("nan")

@@ -14,11 +14,13 @@ import numpy as np
 from scipy.optimize import brentq
 
 from . import batching, sim
-from .params import ALPHA, TAU0, Domain, check_b_max
+from .params import ALPHA, DELAY, LAM, TAU0, Domain, check_b_max
 
 TARGET = Domain("target_ms", "ms", low=0.0, low_open=True, typical=(1.0, 200.0),
                 description="latency SLA")
 PRICE = Domain("price", "$", low=0.0, typical=(0.0, 10.0), description="a price")
+ENERGY = Domain("joules_per_request", "J", low=0.0, typical=(0.0, 10.0),
+                description="energy one request takes")
 
 
 def max_rate_for_mean_latency(target_ms, alpha, tau0, b_max=None) -> float:
@@ -71,8 +73,10 @@ def rate_seed(seed, i: int) -> np.random.SeedSequence:
 
 
 def simulate_rate(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=None, **policy):
-    """One point of a sweep: the simulation summary, or None when λ is unstable."""
-    if not 0.0 < lam < float(batching.capacity(alpha, tau0, b_max)):
+    """One point of a sweep: the simulation summary, or None when λ is unstable (or 0)."""
+    lam = float(LAM.check(lam))
+    cap = float(batching.capacity(alpha, tau0, b_max))     # checks them at λ = 0 too
+    if not 0.0 < lam < cap:
         return None
     return sim.simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed, **policy)
 
@@ -141,7 +145,7 @@ def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
     All delays replay the same arrivals (one seed), so differences are due to the
     policy, not to sampling noise.
     """
-    delays = np.atleast_1d(np.asarray(delays_ms, dtype=float))
+    delays = np.atleast_1d(DELAY.check(delays_ms, "delays_ms"))
     out = np.empty((3, delays.size))
     for i, d in enumerate(delays):
         r = sim.simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
@@ -168,9 +172,11 @@ def cost_per_million(lam_per_ms, joules_per_request, gpu_usd_per_hour=0.0,
                      usd_per_kwh=0.0):
     """$ per million requests: the GPU's hourly price spread over the requests it
     serves at this load, plus the electricity of each request (J → kWh)."""
-    lam = np.asarray(lam_per_ms, dtype=float)
+    lam = LAM.check(lam_per_ms, "lam_per_ms")
+    joules = ENERGY.check(joules_per_request)
     gpu = float(PRICE.check(gpu_usd_per_hour, "gpu_usd_per_hour"))
     power = float(PRICE.check(usd_per_kwh, "usd_per_kwh"))
-    with np.errstate(divide="ignore"):
-        per_request = gpu / 3600.0 / (lam * 1000.0) + np.asarray(joules_per_request) / 3.6e6 * power
-    return (per_request * 1e6)[()]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # a free GPU adds nothing at any load (not 0/0 at λ = 0)
+        gpu_share = np.where(gpu > 0, gpu / 3600.0 / (lam * 1000.0), 0.0)
+    return ((gpu_share + joules / 3.6e6 * power) * 1e6)[()]

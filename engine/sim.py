@@ -112,7 +112,7 @@ def _event_loop(arr, n_arr, final, tau, b_max, delay, preferred, t_free, job0, n
             for m in range(i, j):
                 rec_start[job0 + m] = t
                 rec_finish[job0 + m] = done
-        if first >= warmup:
+        if first + size > warmup:           # the batch holds a counted job
             if n_batch == 0.0:
                 t_first = t
             n_batch += 1.0
@@ -425,15 +425,16 @@ def summarize(records: SimRecords, warmup_jobs: int = 0,
     """Statistics of a recorded sample path, leaving out the first ``warmup_jobs`` jobs.
 
     The CI comes from batch means of consecutive jobs (``_ci_half_width``); E[B]
-    and utilisation count the batches whose first job is past the warm-up.
+    and utilisation count the batches that hold a job past the warm-up (so a
+    short run whose counted jobs all joined one earlier batch still has one).
     """
     n = records.arrival.size
-    warmup_jobs = int(min(max(warmup_jobs, 0), n - 1))
+    warmup_jobs = int(min(WARMUP.check(warmup_jobs), n - 1))
     counted = n - warmup_jobs
     latency = records.latency[warmup_jobs:]
     wait = records.wait[warmup_jobs:]
     edges = np.arange(_GROUPS + 1) * counted // _GROUPS
-    kept = records.batch_first >= warmup_jobs
+    kept = records.batch_first + records.batch_size > warmup_jobs   # holds a counted job
     busy = records.batch_time[kept].sum()
     t_first = records.start[records.batch_first[kept][0]]
     horizon = records.finish[-1] - t_first

@@ -74,6 +74,7 @@ from .params import (ALPHA, COST, HEADROOM, INTERVAL, LAM, LATENCY_TARGET_MS, MU
 _TAIL_EPS = 1e-17        # geometric terms dropped once ρ^(r+1) is below this
 _R_BLOCK = 256           # retries summed per block in response_cdf
 _N_CAP = 2.0 ** 40       # min_backends gives inf beyond this many backends
+MAX_TRACE_INTERVALS = 10_000_000    # largest synthetic trace (80 MB of rates)
 
 
 # ------------------------------------------------------------ validation helpers
@@ -146,7 +147,7 @@ def waiting_percentile(p, lam, mu, n, d1, d2, delta, *, printed=False, p_retry_b
         need = np.log1p(-p) - np.log(rho)
         r = np.where(need >= 0.0, 0.0, np.maximum(np.ceil(need / np.log(q) - 1e-9), 1.0))
         r = np.where(q >= 1.0, np.where(need >= 0.0, 0.0, np.inf), np.maximum(r, 0.0))
-        val = d1 + r * c
+        val = np.where(np.isinf(r), np.inf, d1 + r * c)      # never served: inf, even at c = 0
     return np.where(stable, val, np.inf)[()]
 
 
@@ -174,13 +175,12 @@ def response_cdf(rt, lam, mu, n, d1, d2, delta, service, *, p_retry_busy=None):
     rho_s = np.where(stable, rho, 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         r_max = np.where(rt < d1, -1.0,
-                         np.where(c > 0, np.floor((rt - d1) / c + 1e-9), np.inf))
+                         np.where(c > 0, np.floor((rt - d1) / c + 1e-9), 0.0))
         r_tail = np.where(q <= 0.0, 1.0, np.ceil(np.log(_TAIL_EPS) / np.log(q)))
-    r_tail = np.where(q >= 1.0, np.inf, r_tail)
+    # q = 1: a retry never succeeds, P(Z = W_r) = 0 for r ≥ 1 (summing them hung for
+    # large RT/c, or needed c > 0)
+    r_tail = np.where(q >= 1.0, 0.0, r_tail)
     top = min(np.max(r_max, initial=-1.0), np.max(r_tail, initial=0.0))
-    if not np.isfinite(top):
-        raise ValueError("response_cdf needs c = d1 + d2 + delta > 0 when retries never "
-                         "succeed (p_retry_busy = 1)")
     total = np.zeros(np.broadcast_shapes(rt.shape, rho.shape))
     for r0 in range(0, int(top) + 1, _R_BLOCK):
         r = np.arange(r0, min(r0 + _R_BLOCK, int(top) + 1), dtype=float)
@@ -193,6 +193,12 @@ def response_cdf(rt, lam, mu, n, d1, d2, delta, service, *, p_retry_busy=None):
         x = rt[..., None] - d1[..., None] - r.reshape((1,) * rt.ndim + (-1,)) * c[..., None]
         f = cdf(np.where(x >= -1e-12, np.maximum(x, 0.0), -1.0))
         total += (pz * f).sum(axis=-1)
+    # c = 0: every try lands at W_r = d1, so the weights sum in closed form (to 1, or to
+    # 1 − ρ when retries never succeed) instead of ~40/(1 − ρ) terms
+    instant = (c == 0) & (rt >= d1)
+    if instant.any():
+        mass = np.where(q >= 1.0, 1.0 - rho_s, 1.0)
+        total = np.where(instant, cdf(np.where(instant, rt - d1, -1.0)) * mass, total)
     return np.where(stable, np.clip(total, 0.0, 1.0), 0.0)[()]
 
 
@@ -359,8 +365,11 @@ def mmn_response_cdf(t, lam, mu, n):
     cw = erlang_c(n, np.where(stable, lam / mu, 0.0))
     gap = np.where(stable, n * mu - lam, 1.0) - mu
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ratio = np.where(np.abs(gap * t) > 1e-12, -np.expm1(-gap * t) / gap, t)
-        tail = np.exp(-mu * t) * (1.0 + cw * mu * ratio)
+        # e^(−μt)(1 − e^(−(γ−μ)t))/(γ − μ) = e^(−min(μ, γ)t)(1 − e^(−|γ−μ|t))/|γ − μ|:
+        # no exp of a large positive number when γ < μ (inf·0 = NaN otherwise)
+        size = np.abs(gap)
+        ratio = np.where(size * t > 1e-12, -np.expm1(-size * t) / size, t)
+        tail = np.exp(-mu * t) + cw * mu * np.exp(-np.minimum(mu, gap + mu) * t) * ratio
     return np.where(stable, np.clip(1.0 - tail, 0.0, 1.0), 0.0)[()]
 
 
@@ -523,6 +532,7 @@ def diurnal_trace(mean_rate, hours=24.0, interval_s=300.0, amplitude=0.5, n_spik
     with ``n_spikes`` bursts at random starts that multiply the rate by
     ``spike_factor`` for ``spike_minutes`` (at least one interval).  With no
     noise or spikes and a whole number of days the mean is ``mean_rate``.
+    More than ``MAX_TRACE_INTERVALS`` intervals raise ``ValueError``.
     """
     mean = float(LAM.check(mean_rate, "mean_rate"))
     if not np.isfinite(mean):
@@ -534,7 +544,10 @@ def diurnal_trace(mean_rate, hours=24.0, interval_s=300.0, amplitude=0.5, n_spik
     factor = float(HEADROOM.check(spike_factor, "spike_factor"))
     length = float(PROVISIONING_DELAY.check(spike_minutes, "spike_minutes")) * 60.0
     sd = float(HEADROOM.check(noise, "noise"))
-    size = max(int(round(hours * 3600.0 / interval)), 1)
+    size = max(round(hours * 3600.0 / interval), 1)
+    if size > MAX_TRACE_INTERVALS:
+        raise ValueError(f"hours / interval_s gives {size:g} intervals, at most "
+                         f"{MAX_TRACE_INTERVALS} allowed: lengthen interval_s")
     rng = np.random.default_rng(seed)
     t_h = np.arange(size) * interval / 3600.0
     rate = mean * (1.0 - a * np.cos(2.0 * np.pi * (t_h - 3.0) / 24.0))

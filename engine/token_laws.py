@@ -200,7 +200,13 @@ def token_pmf(dist, k):
 
 def token_quantile(dist, q):
     """Smallest integer k ≥ 1 with P(n ≤ k) ≥ q."""
-    return np.maximum(1.0, np.ceil(np.asarray(dist.ppf(q), dtype=float)))[()]
+    q = np.asarray(q, dtype=float)
+    x = np.asarray(dist.ppf(q), dtype=float)
+    lost = np.isnan(x) & (q >= 0) & (q <= 1)
+    if lost.any() and callable(getattr(dist, "isf", None)):
+        # scipy's truncnorm.ppf gives NaN at q = 1 − 1e-16; its isf does not
+        x = np.where(lost, np.asarray(dist.isf(1.0 - q), dtype=float), x)
+    return np.maximum(1.0, np.ceil(x))[()]
 
 
 def sample_tokens(dist, size, rng) -> np.ndarray:

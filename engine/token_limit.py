@@ -204,7 +204,9 @@ def mean_wait(lam, a, c, dist, n_max):
     rho = lam * es
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         w = lam * es2 / (2.0 * (1.0 - rho))
-    return np.where((rho < 1.0) & np.isfinite(lam), np.where(lam > 0, w, 0.0), np.inf)[()]
+        # λ < 1/E[S] too: (1/E[S])·E[S] can round below 1, and λ = 1/E[S] is unstable
+        stable = (rho < 1.0) & (lam < 1.0 / es) & np.isfinite(lam)
+    return np.where(stable, np.where(lam > 0, w, 0.0), np.inf)[()]
 
 
 def utilization(lam, a, c, dist, n_max):
@@ -251,16 +253,28 @@ class ServiceLaw:
         return c1[i] + t * above, t * c1[i] - 0.5 * c2[i] + 0.5 * t * t * above
 
 
+_RESCALE = 1e-250       # g is rescaled by this whenever it would overflow
+
+
 def _forward(g, lam, w0, wm, ends):
-    """Forward substitution of the product-integration scheme (g[0] = 1 given)."""
+    """Forward substitution of the product-integration scheme (g[0] = 1 given).
+
+    Returns (s·g, s): an overloaded queue with a long patience makes g grow like
+    e^(θx), so g is rescaled on the way (s starts at 1) instead of overflowing.
+    """
     n = g.size
     denom = 1.0 - lam * w0
+    s = 1.0
     for i in range(1, n):
-        acc = lam * ends[i]
+        acc = lam * ends[i] * g[0]
         for j in range(1, i):
             acc += lam * wm[i - j] * g[j]
-        g[i] = (1.0 + acc) / denom
-    return g
+        g[i] = (s + acc) / denom
+        if g[i] > 1e250:
+            for j in range(i + 1):
+                g[j] *= _RESCALE
+            s *= _RESCALE
+    return g, s
 
 
 if numba is not None:
@@ -269,15 +283,23 @@ if numba is not None:
 else:  # pragma: no cover
     def _forward_fast(g, lam, w0, wm, ends):
         denom = 1.0 - lam * w0
+        s = 1.0
         for i in range(1, g.size):
-            acc = lam * ends[i] + lam * np.dot(wm[i - 1:0:-1], g[1:i])
-            g[i] = (1.0 + acc) / denom
-        return g
+            acc = lam * ends[i] * g[0] + lam * np.dot(wm[i - 1:0:-1], g[1:i])
+            g[i] = (s + acc) / denom
+            if g[i] > 1e250:
+                g[:i + 1] *= _RESCALE
+                s *= _RESCALE
+        return g, s
     BACKEND = "numpy"
 
 
-def _volterra(lam: float, tau: float, law, n: int, backend=None):
-    """g on the grid x_i = iτ/n (W = P0·g on [0, τ]) and ∫_0^τ g (trapezoid, exact for hats)."""
+def _volterra(lam: float, tau: float, law, n: int, backend=None, return_scale=False):
+    """g on the grid x_i = iτ/n (W = P0·g on [0, τ]) and ∫_0^τ g (trapezoid, exact for hats).
+
+    With ``return_scale`` also s: the returned g and integral are s times the true
+    ones (s < 1 only where g would overflow).  The scheme needs λτ/n ≤ 1 (stable).
+    """
     h = tau / n
     t = h * np.arange(n + 2)
     i1, i2 = law.integrated_tails(t)
@@ -289,19 +311,30 @@ def _volterra(lam: float, tau: float, law, n: int, backend=None):
     ends[1:] = i1[1:n + 1] - (i2[1:n + 1] - i2[0:n]) / h           # half hat of y = 0
     g = np.ones(n + 1)
     loop = _forward if backend == "numpy" else _forward_fast
-    g = loop(g, float(lam), float(w0), wm, ends)
+    g, scale = loop(g, float(lam), float(w0), wm, ends)
     integral = h * (g.sum() - 0.5 * (g[0] + g[-1]))
-    return g, integral
+    return (g, integral, scale) if return_scale else (g, integral)
 
 
-def _mg1d_from_g(lam, tau, mean_s, g_tau, integral):
-    """(π, E[W_q], E[W_qs], P0) from g(τ) and ∫_0^τ g (see the module docstring)."""
+def _mg1d_from_g(lam, tau, mean_s, g_tau, integral, scale=1.0):
+    """(π, E[W_q], E[W_qs], P0) from g(τ) and ∫_0^τ g (see the module docstring).
+
+    ``g_tau`` and ``integral`` may carry a common factor ``scale`` (``_forward``);
+    every result is a ratio in which it cancels.  Where π rounds to 1, E[W_qs] is
+    taken as τ − ∫g/g(τ), the same quantity without the division by 1 − π = 0.
+    """
     rho = lam * mean_s
-    p0 = 1.0 / (1.0 + rho * g_tau)
-    loss = np.clip(1.0 - p0 * g_tau, 0.0, 1.0)
-    w_all = np.clip(tau - p0 * integral, 0.0, tau)
-    served = tau - (tau - w_all) / (1.0 - loss)
-    return loss, w_all, served, p0
+    denom = scale + rho * g_tau
+    p0 = scale / denom
+    loss = np.clip(1.0 - g_tau / denom, 0.0, 1.0)                   # 1 − P0·g(τ)
+    w_all = np.clip(tau - integral / denom, 0.0, tau)               # τ − P0·∫g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        served = np.where(loss < 1.0, tau - (tau - w_all) / (1.0 - loss),
+                          tau - integral / g_tau)
+    return loss, w_all, served[()], p0
+
+
+EXACT_LAM_TAU = 1 << 14      # largest λτ the exact M/G/1+D solver takes (grid ≥ λτ points)
 
 
 def _solve_mg1d(lam: float, tau: float, law, rtol: float = 1e-6, n0: int = 1024,
@@ -309,15 +342,20 @@ def _solve_mg1d(lam: float, tau: float, law, rtol: float = 1e-6, n0: int = 1024,
     """Solve M/G/1+D by grid doubling until π and E[W_q]/τ change by < rtol.
 
     Returns (π, E[W_q], E[W_qs], P0, last change, grid size).  Both π and
-    E[W_q]/τ lie in [0, 1], so ``rtol`` bounds their error on that scale.
+    E[W_q]/τ lie in [0, 1], so ``rtol`` bounds their error on that scale.  The
+    grid starts with at least λτ points (the scheme is unstable with fewer, and
+    gave sign-alternating nonsense); λτ above ``EXACT_LAM_TAU`` raises ``ValueError``.
     """
     if lam == 0.0:
         return 0.0, 0.0, 0.0, 1.0, 0.0, 0
-    n = n0
+    if lam * tau > EXACT_LAM_TAU:
+        raise ValueError(f"lam·patience = {lam * tau:g} arrivals within the patience: the "
+                         f"exact M/G/1+D solver takes at most {EXACT_LAM_TAU}")
+    n = max(n0, 1 << int(np.ceil(np.log2(max(lam * tau, 1.0)))))
     prev = None
     while True:
-        g, integral = _volterra(lam, tau, law, n, backend)
-        cur = _mg1d_from_g(lam, tau, law.mean, g[-1], integral)
+        g, integral, scale = _volterra(lam, tau, law, n, backend, return_scale=True)
+        cur = _mg1d_from_g(lam, tau, law.mean, g[-1], integral, scale)
         if prev is not None:
             err = max(abs(cur[0] - prev[0]), abs(cur[1] - prev[1]) / tau)
             if err < rtol or 2 * n > n_cap:
@@ -355,8 +393,8 @@ def mm1_deterministic_patience(lam, mean_service, patience):
     tau = PATIENCE_S.check(patience)
     lam, ms, tau = np.broadcast_arrays(lam, ms, tau)
     rho = lam * ms
-    z = (1.0 - rho) / ms * tau
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        z = (1.0 - rho) / ms * tau          # NaN at ρ = 1, τ = inf: the τ = inf branch
         # scaled by s = e^{min(z, 0)} so that heavy overload does not overflow
         neg = z < 0
         zn = np.where(neg, z, -1.0)
@@ -369,8 +407,21 @@ def mm1_deterministic_patience(lam, mean_service, patience):
         w_all = np.where(np.isinf(tau), rho * ms / (1.0 - rho), tau - big / den)
         w_all = np.where(np.isinf(tau) & (rho >= 1.0), np.inf, w_all)
         served = np.where(np.isinf(tau), w_all, tau - (tau - w_all) / (1.0 - loss))
+    loss, w_all, served = _saturated(lam, tau, loss, w_all, served)
     loss = np.clip(loss, 0.0, 1.0)
     return loss[()], w_all[()], served[()]
+
+
+def _saturated(lam, tau, loss, w_all, served):
+    """λ = inf: every request finds the server saturated and waits its whole patience
+    (all are lost) or, without patience, forever (as ``impatience`` has it)."""
+    lam_inf, fin_tau = np.isinf(lam), np.isfinite(tau)
+    loss = np.where(lam_inf, np.where(fin_tau, 1.0, 0.0), loss)
+    w_all = np.where(lam_inf, np.where(fin_tau, tau, np.inf), w_all)
+    return loss, w_all, np.where(lam_inf, w_all, served)
+
+
+_ERLANG_TERMS = 120
 
 
 def md1_deterministic_patience(lam, service, patience):
@@ -380,7 +431,9 @@ def md1_deterministic_patience(lam, service, patience):
     Erlang's series g(x) = Σ_{k ≤ x/d} (−λ(x − kd))^k/k! e^{λ(x − kd)}, whose
     integral is Σ_k (e^{U}Σ_{j≤k}(−U)^j/j! − 1)/λ, U = λ(τ − kd).  The
     alternating series loses accuracy when λτ is large (error ~1e-9 at λτ = 12,
-    ~1e-6 at 20); points with λτ > 12 are solved by the Volterra scheme instead.
+    ~1e-6 at 20); points with λτ > 12 are solved by the Volterra scheme instead,
+    up to λτ = ``EXACT_LAM_TAU`` (beyond, ``ValueError``).  At most 120 terms of
+    the series are summed: the rest are below 1e-60.
     """
     lam = LAM_PER_S.check(lam)
     d = A_S_PER_TOKEN.check(service, "service")
@@ -393,31 +446,32 @@ def md1_deterministic_patience(lam, service, patience):
     rho = lam * d
     with np.errstate(divide="ignore", invalid="ignore"):
         pk = np.where(rho < 1.0, lam * d * d / (2.0 * (1.0 - rho)), np.inf)
+        series = ~inf_tau & (lam * np.where(inf_tau, 0.0, tau) <= 12.0) & (lam > 0)
     w_all[inf_tau] = served[inf_tau] = pk[inf_tau]
-    series = ~inf_tau & (lam * np.where(inf_tau, 0.0, tau) <= 12.0) & (lam > 0)
     if series.any():
         la, dd, ta = lam[series], d[series], tau[series]
         g = np.zeros(la.shape)
         big = np.zeros(la.shape)
-        kmax = int(np.max(np.floor(ta / dd)))
+        # terms k > 120 are below (λτ)^k/k!·e^(λτ) < 1e-60 (λτ ≤ 12); summing all
+        # ⌊τ/d⌋ of them took O((τ/d)²) time and overflowed to NaN
+        kmax = int(min(np.max(np.floor(ta / dd)), _ERLANG_TERMS))
         fact = 1.0
         for k in range(kmax + 1):
             fact *= max(k, 1)
             on = k * dd <= ta
             u = np.where(on, la * (ta - k * dd), 0.0)
             g += np.where(on, (-u) ** k / fact * np.exp(u), 0.0)
-            part = np.zeros(la.shape)
-            term = np.ones(la.shape)
-            for j in range(k + 1):
-                if j:
-                    term = term * (-u) / j
-                part += term
+            # Σ_{j≤k} (−u)^j/j!, term by term in the same order as a loop over j
+            terms = np.cumprod((-u)[:, None] / np.arange(1.0, k + 1.0), axis=1)
+            part = np.cumsum(np.concatenate([np.ones((la.size, 1)), terms], axis=1),
+                             axis=1)[:, -1]
             big += np.where(on, (np.exp(u) * part - 1.0) / la, 0.0)
         out = _mg1d_from_g(la, ta, dd, g, big)
         loss[series], w_all[series], served[series] = out[0], out[1], out[2]
-    for i in np.flatnonzero(~inf_tau & ~series & (lam > 0)):
+    for i in np.flatnonzero(~inf_tau & ~series & (lam > 0) & np.isfinite(lam)):
         out = _solve_mg1d(float(lam[i]), float(tau[i]), ServiceLaw.deterministic(d[i]))
         loss[i], w_all[i], served[i] = out[0], out[1], out[2]
+    loss, w_all, served = _saturated(lam, tau, loss, w_all, served)
     return (np.clip(loss, 0.0, 1.0).reshape(shape)[()], w_all.reshape(shape)[()],
             served.reshape(shape)[()])
 
@@ -448,7 +502,9 @@ def impatience(lam, a, c, dist, n_max, patience, method="exact", *, rtol=1e-6):
     M/D/1+D and M/M/1+D anchors of the same mean service time; E[W_qs] then
     follows from eq 9.  ``patience=inf`` is the plain M/G/1 queue (``inf``
     means when ρ ≥ 1).  Vectorised over ``lam``, ``a``, ``c``, ``n_max``,
-    ``patience`` (the exact method solves one queue per point).
+    ``patience`` (the exact method solves one queue per point).  λ·patience
+    above ``EXACT_LAM_TAU`` arrivals raises ``ValueError`` (the exact solver's
+    grid; the interpolation's M/D/1+D anchor uses it too).
     """
     if method not in ("exact", "interpolation"):
         raise ValueError(f"method must be 'exact' or 'interpolation', got {method!r}")
@@ -537,7 +593,7 @@ class TokenQueueSimResult:
 
     mean_wait_all: float          # E[W_q]: lost requests count τ
     ci95_wait_all: float          # half-width of its 95% CI (batch means)
-    mean_wait_served: float       # E[W_qs]
+    mean_wait_served: float       # E[W_qs] (τ when every counted request left)
     ci95_wait_served: float
     loss_fraction: float          # π(τ)
     ci95_loss: float
@@ -586,10 +642,13 @@ def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_
     ci_all, reliable = _ci_half_width(np.add.reduceat(w, edges), counted)
     ci_loss, _ = _ci_half_width(np.add.reduceat(1.0 - s, edges), counted)
     n_served = s.sum()
-    w_served = float(np.dot(w, s) / n_served) if n_served else float("nan")
-    # the served mean is a ratio: its CI from the batch means of w·1{served} − W̄_s·1{served}
-    resid = w * s - w_served * s
-    ci_served, _ = _ci_half_width(np.add.reduceat(resid, edges), counted)
+    if n_served:
+        w_served = float(np.dot(w, s) / n_served)
+        # the served mean is a ratio: its CI from the batch means of w·1{served} − W̄_s·1{served}
+        resid = w * s - w_served * s
+        ci_served, _ = _ci_half_width(np.add.reduceat(resid, edges), counted)
+    else:       # every counted request left: the served wait's limit as π → 1 is τ
+        w_served, ci_served = float(tau), float("inf")
     horizon = gaps[warmup + 1:].sum() if n - warmup > 1 else 0.0
     busy = float(np.dot(service[warmup:], s))
     return TokenQueueSimResult(
@@ -629,7 +688,12 @@ def _v2(lam, a, c, dist, theta, ell, tau, n, method, sign):
     u = np.asarray(mean_utility(dist, n))
     r = impatience(lam, a, c, dist, n, tau, method=method)
     w, loss = np.asarray(r.mean_wait_all), np.asarray(r.loss_fraction)
-    return theta * u + sign * (1.0 - theta) * w - ell * loss, u, w, loss
+    # an unstable queue without patience (E[W_q] = inf) is infeasible, as in V1,
+    # whatever θ (θ = 1 would otherwise give 0·inf = NaN)
+    with np.errstate(invalid="ignore"):
+        v = np.where(np.isfinite(w), theta * u + sign * (1.0 - theta) * w - ell * loss,
+                     -np.inf)
+    return v, u, w, loss
 
 
 def optimal_limit(lam, a, c, dist, theta, loss_cost=None, patience=None, *, method="exact",
@@ -744,7 +808,7 @@ def paper_comparison(a=None, c=None, *, method="exact") -> tuple[PaperValue, ...
                    "a = 0.02202 s/token, c = 0.781 s would give 23 s and −58.93 % "
                    "exactly; Table I's fit is ~5 % steeper"),
         PaperValue("E[W] change, n_max 1600 vs 3000", "%", -58.93,
-                   100.0 * (w1600 / w3000 - 1.0), f"E[W](3000) = {w3000:.2f} s"),
+                   _change(w1600, w3000), f"E[W](3000) = {w3000:.2f} s"),
         PaperValue("requests asking ≤ 1600 tokens", "%", 70.53,
                    100.0 * float(token_laws.token_cdf(dist, 1600)),
                    "a property of lognormal(7, 0.7) alone"),
@@ -760,8 +824,20 @@ def paper_comparison(a=None, c=None, *, method="exact") -> tuple[PaperValue, ...
                    "sign rewards delay, so it cannot be the paper's intent"),
         PaperValue("loss fraction at n_max = 1300", "", 0.12, loss1300, f"{method} M/G/1+D"),
         PaperValue("loss fraction change, n_max 1300 vs 3000", "%", -56.36,
-                   100.0 * (loss1300 / loss3000 - 1.0), f"π(3000) = {loss3000:.4f}"),
+                   _change(loss1300, loss3000), f"π(3000) = {loss3000:.4f}"),
     )
+
+
+def _change(new: float, old: float) -> float:
+    """100·(new/old − 1) in %: −100 when only ``old`` is inf, inf when ``new`` is (an
+    unstable queue has no finite change; inf/inf was NaN), 0 when both are 0."""
+    if np.isinf(new):
+        return float("inf")
+    if np.isinf(old):
+        return -100.0
+    if old == 0:
+        return 0.0 if new == 0 else float("inf")
+    return 100.0 * (new / old - 1.0)
 
 
 # ------------------------------------------------------------ curves over n_max (plots)
@@ -784,11 +860,22 @@ def largest_stable_limit(lam, a, c, dist) -> float:
             sf[0] = 1.0                                   # P(n > 0) = 1: n ≥ 1
         rho = lam * (a * (total + np.cumsum(sf)) + c)     # ρ at n_max = k + 1
         if rho[-1] >= 1.0:
-            return float(k[np.argmax(rho >= 1.0)])         # first unstable n_max − 1
+            return _settle(lam, a, c, dist, int(k[np.argmax(rho >= 1.0)]))
         total += float(sf.sum())
         start += k.size
         chunk *= 2
     return float("inf")
+
+
+def _settle(lam, a, c, dist, m: int) -> float:
+    """``m`` (the first unstable n_max − 1 by the running sum) moved to where
+    ``utilization``, which sums in another order, agrees: ρ(m) < 1 ≤ ρ(m + 1).
+    The two sums differ in the last bit, which decides a limit where ρ ≈ 1."""
+    while m >= 1 and utilization(lam, a, c, dist, m) >= 1.0:
+        m -= 1
+    while utilization(lam, a, c, dist, m + 1) < 1.0:
+        m += 1
+    return float(m)
 
 
 @dataclass(frozen=True)
