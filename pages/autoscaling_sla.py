@@ -7,6 +7,7 @@ from ui import compare, share
 from ui import figures_sla as figs
 from ui import sla_data as data
 from ui.export import report_button, show_chart
+from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, memo_figures, results_markdown, results_table
 from ui.sla_uploads import MAX_INTERVALS, parse_trace_csv
 from ui.uploads import MAX_UPLOAD_BYTES
@@ -247,7 +248,7 @@ def run():
     if ss["simulate"] and np.isfinite(ans["approx"]):
         ns = data.sim_grid(lam, mu, ans["approx"] - 4)
     if ns:
-        bar = st.progress(0.0, "Simulating…")
+        bar = LazyProgress("Simulating…")
         sim = data.sim_sweep(s, ns, bar)
         bar.empty()
     st.subheader("Answer")

@@ -6,6 +6,7 @@ from ui import compare, share
 from ui import figures_pipeline as figs
 from ui import pipeline_data as data
 from ui.export import report_button, show_chart
+from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, memo_figures, results_markdown
 
 PAGE = "pipeline"
@@ -224,12 +225,12 @@ def run():
     if not exact_allowed(rates_key, n_phases):
         share.publish(FIELDS)
         return
-    bar = st.progress(0.0, "Solving the exact tandem…")
+    bar = LazyProgress("Solving the exact tandem…")
     cv = data.curves(*rates_key, bar=bar)
     bar.empty()
     sim = None
     if st.session_state["simulate"]:
-        bar = st.progress(0.0, "Simulating…")
+        bar = LazyProgress("Simulating…")
         sim = data.sim_sweep(*rates_key, cv.cap, bar)
         bar.empty()
     view = st.segmented_control("View", VIEWS, key="view", required=True)
@@ -254,7 +255,7 @@ def show_view(view: str, ctx: dict) -> None:
         return
     rates_key, base = ctx["rates_key"], ctx["base"]
     if view == "Buffer & units":
-        bar = st.progress(0.0, "Solving capacities…")
+        bar = LazyProgress("Solving capacities…")
         families(ctx, bar)
         bar.empty()
         st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")

@@ -8,6 +8,7 @@ from ui import batching_data as data
 from ui import compare, share
 from ui import figures_batching as figs
 from ui.export import report_button, show_chart
+from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, memo_figures, results_table
 from ui.profile_input import profile_input
 
@@ -265,7 +266,7 @@ def run():
     st.caption(f":material/verified: Validation for this profile: φ is at most "
                f"{100 * badge['phi_gap']:.1f}% above the exact E[W]; simulation agrees with the "
                f"exact mean within {badge['max_z']:.1f} CI half-widths at 3 loads.")
-    bar = st.progress(0.0, "Simulating…")
+    bar = LazyProgress("Simulating…")
     sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, 200_000, bar)
     bar.empty()
     view = st.segmented_control("View", VIEWS, key="view", required=True)

@@ -7,6 +7,7 @@ from ui import compare, share
 from ui import figures_llm_batching as figs
 from ui import llm_batching_data as data
 from ui.export import report_button, show_chart
+from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, memo_figures, results_table
 from ui.uploads import MAX_UPLOAD_BYTES
 
@@ -225,7 +226,7 @@ def run():
     # ---------------------------------------------------------------- engine
     bc = data.batch_curve(spec, k)
     fixed = data.fixed_curves(spec, k, b, lam_max)
-    bar = st.progress(0.0, "Solving…")
+    bar = LazyProgress("Solving…")
     exact = {"dynamic": data.dynamic_curve(spec, k, None, lam_max, lims["dynamic"], bar,
                                            data.CHAIN_LOAD["dynamic"]),
              "capped": data.dynamic_curve(spec, k, b_max, lam_max, lims["capped"], bar,

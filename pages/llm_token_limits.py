@@ -7,6 +7,7 @@ from ui import compare, share
 from ui import figures_tokens as figs
 from ui import tokens_data as data
 from ui.export import report_button, show_chart
+from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, memo_figures, results_markdown
 from ui.tokens_uploads import MAX_TOKEN_ROWS, parse_token_counts
 from ui.uploads import MAX_UPLOAD_BYTES
@@ -433,7 +434,7 @@ def run():
                f"token law {law_label}: mean {summary['mean_tokens']:.0f} tokens without a limit.")
     sim = None
     if s["simulate"]:
-        bar = st.progress(0.0, "Simulating…")
+        bar = LazyProgress("Simulating…")
         limits = data.sim_limits(lo, hi)
         loads = np.interp(limits, cur.n_max, cur.load)
         sim = data.sim_sweep(law_key, dist, lam, a, c, patience, limits, tuple(loads), bar)

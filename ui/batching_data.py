@@ -1,7 +1,6 @@
 """Cached engine calls of the GPU batching page (hashable arguments only)."""
 from __future__ import annotations
 
-from collections import OrderedDict
 
 import numpy as np
 import streamlit as st
@@ -9,10 +8,10 @@ import streamlit as st
 from engine import batching, batching_curves, fit, operating_point
 from engine.presets import batch_profiles
 from ui.budget import heavy, long_running
+from ui.memo import memo
 
-# Results are immutable by convention, so st.cache_resource hands out the cached
-# object itself (st.cache_data would unpickle a copy on every rerun).
-CACHE = dict(max_entries=64, show_spinner=False)
+# Results are immutable by convention: the memo hands out the object itself.
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 B_FAMILY = (4, 8, 16, 32, 64, 128)
 SEED = 2021
 SIM_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)   # of capacity
@@ -23,59 +22,52 @@ def delay_grid(alpha, tau0) -> tuple:
     return tuple(round(x, 4) for x in np.linspace(0.0, 4.0 * (alpha + tau0), 13))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def preset_table() -> dict:
     return {pid: (p.name, p.source, tuple(p.batch_size), tuple(p.throughput_per_s),
                   None if p.power_w is None else tuple(p.power_w))
             for pid, p in batch_profiles().items()}
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def profile_fit(batch_size: tuple, throughput: tuple, power: tuple | None) -> fit.BatchProfileFit:
     return fit.fit_batch_profile(batch_size, throughput, power)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 @long_running
 def curves(alpha, tau0, b_max, beta, c0) -> batching_curves.LoadCurves:
     return batching_curves.load_curves(alpha, tau0, b_max, beta, c0)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 @long_running
 def family(alpha, tau0) -> list:
     return batching_curves.b_max_family(alpha, tau0, B_FAMILY)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def point(lam, alpha, tau0, b_max) -> batching.Stationary:
     return batching.stationary(lam, alpha, tau0, b_max)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def max_rate_mean(target_ms, alpha, tau0, b_max) -> float:
     return operating_point.max_rate_for_mean_latency(target_ms, alpha, tau0, b_max)
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@memo(512)
 @heavy
 def _rate_point(lam, alpha, tau0, b_max, n_jobs, i):
     return operating_point.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
                                          operating_point.rate_seed(SEED, i))
 
 
-_SWEEPS: OrderedDict = OrderedDict()      # whole sweeps, most recent last
-_SWEEPS_KEPT = 64
-
-
+@memo(CACHE_SIZE)
 def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
     """Simulated sweep over loads (fractions of capacity), point by point so each
     point is cached and a progress bar moves between points.  Whole sweeps are
-    kept too (one dictionary lookup on a rerun instead of one per point)."""
-    key = (fractions, alpha, tau0, b_max, n_jobs)
-    if key in _SWEEPS:
-        _SWEEPS.move_to_end(key)
-        return _SWEEPS[key]
+    memoised too (one lookup on a rerun instead of one per point)."""
     cap = float(batching.capacity(alpha, tau0, b_max))
     lam = [f * cap for f in fractions]
     results = []
@@ -83,14 +75,10 @@ def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
         results.append(_rate_point(x, alpha, tau0, b_max, n_jobs, i))
         if bar is not None:
             bar.progress((i + 1) / len(lam), "Simulating…")
-    sweep = operating_point.sweep_from_results(lam, results)
-    _SWEEPS[key] = sweep
-    while len(_SWEEPS) > _SWEEPS_KEPT:
-        _SWEEPS.popitem(last=False)
-    return sweep
+    return operating_point.sweep_from_results(lam, results)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 @heavy
 def p99_at(lam, alpha, tau0, b_max, n_jobs=200_000) -> float:
     """Simulated p99 latency (ms) at one load."""
@@ -98,13 +86,14 @@ def p99_at(lam, alpha, tau0, b_max, n_jobs=200_000) -> float:
                                          operating_point.rate_seed(SEED, 99)).p99
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 @heavy
 def _delay_point(lam, alpha, tau0, b_max, preferred, delay, n_jobs):
     return operating_point.sweep_queue_delay(lam, alpha, tau0, b_max, preferred, (delay,),
                                              n_jobs=n_jobs, seed=SEED)
 
 
+@memo(CACHE_SIZE)
 def delay_sweep(lam, alpha, tau0, b_max, preferred, delays: tuple, n_jobs, bar=None):
     """Triton batcher over max queue delays, one cached simulation per delay."""
     parts = []
@@ -115,7 +104,7 @@ def delay_sweep(lam, alpha, tau0, b_max, preferred, delays: tuple, n_jobs, bar=N
     return operating_point.merge_delay_sweeps(parts)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 @heavy
 def validation(alpha, tau0, b_max) -> dict:
     """Largest relative gap φ − exact over the curve, and simulation-vs-exact z-scores."""

@@ -18,8 +18,9 @@ from engine import llm_batching as lb
 from engine import token_laws as tl
 from engine.presets import llm_batch_time_presets
 from ui.uploads import decode_text
+from ui.memo import memo
 
-CACHE = dict(max_entries=64, show_spinner=False)
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 SEED = 2024
 N_FINE = 80                                                    # analytic λ grid
 COARSE = (0.1, 0.2, 0.325, 0.45, 0.575, 0.7, 0.85, 1.0)        # × λ max: chains, simulations
@@ -31,12 +32,12 @@ LABELS = {"dynamic": "dynamic", "capped": "capped dynamic (b_max)", "fixed": "fi
           "elastic": "elastic", "continuous": "continuous (KV cache)"}
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def presets() -> dict:
     return llm_batch_time_presets()
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@memo(16)
 def law(spec: tuple):
     kind = spec[0]
     if kind == "lognormal":
@@ -74,7 +75,7 @@ class BatchCurve:
     mean_tokens: float
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def batch_curve(spec, k) -> BatchCurve:
     dist = law(spec)
     b = np.arange(1, B_TOP + 1)
@@ -83,7 +84,7 @@ def batch_curve(spec, k) -> BatchCurve:
                       float(dist.mean()))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def limits(spec, k, b, b_max, kv, prompt) -> dict:
     """Stability limit (requests/s) of every strategy."""
     dist = law(spec)
@@ -103,7 +104,7 @@ def coarse_grid(lam_max) -> np.ndarray:
     return np.asarray(COARSE) * lam_max
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def fixed_curves(spec, k, b, lam_max) -> dict:
     """On the fine λ grid (s): exact fixed-batching sojourn, eq 25 as printed, and the
     dynamic-batching bound φ(λ, α1, β1) (eq 20; ``inf`` for unbounded laws)."""
@@ -121,11 +122,12 @@ def chain_states(b_max) -> int:
     return 512 if b_max is not None and b_max <= 128 else 256
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@memo(512)
 def _chain_point(lam, spec, k, b_max) -> lb.DynamicSolution:
     return lb.dynamic_solution(lam, law(spec), k, b_max, chain_states(b_max))
 
 
+@memo(CACHE_SIZE)
 def dynamic_curve(spec, k, b_max, lam_max, limit, bar=None, share=0.8) -> np.ndarray:
     """Exact mean sojourn (s) on the coarse grid; NaN above ``share`` of the limit and
     from the first load whose chain needs more than ``chain_states`` states on (the
@@ -143,7 +145,7 @@ def dynamic_curve(spec, k, b_max, lam_max, limit, bar=None, share=0.8) -> np.nda
     return out
 
 
-@st.cache_resource(max_entries=1024, show_spinner=False)
+@memo(1024)
 def _sim_point(strategy, lam, spec, k, b, b_max, kv, prompt, n_jobs, i):
     dist = law(spec)
     name = "dynamic" if strategy == "capped" else strategy
@@ -161,6 +163,7 @@ class SimSweep:
     p99: dict
 
 
+@memo(CACHE_SIZE)
 def sim_sweep(spec, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None) -> SimSweep:
     """Every strategy simulated at the coarse loads below ``SIM_LOAD`` of its limit."""
     lam = coarse_grid(lam_max)
@@ -174,14 +177,14 @@ def sim_sweep(spec, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=No
     return SimSweep(lam, mean, ci, p99)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 def best_fixed(lam, spec, k) -> tuple[int, float]:
     dist = law(spec)
     b = lb.best_fixed_batch_size(lam, dist, k)
     return b, (float(lb.fixed_batch_sojourn(lam, b, dist, k)) if b else float("inf"))
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 def recommended_b_max(lam, spec, k) -> tuple[int, float]:
     return lb.recommended_b_max(lam, law(spec), k, max_states=256)
 

@@ -7,10 +7,9 @@ number, several buttons in one horizontal row.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import streamlit as st
+
+from ui.memo import memo
 
 
 def _cell(text) -> str:
@@ -42,30 +41,18 @@ def action_row():
     return st.container(horizontal=True, gap="small")
 
 
-_FIGURES: OrderedDict = OrderedDict()     # (page, view, key) -> figures, most recent last
-_FIGURES_KEPT = 128
-_FIGURES_LOCK = threading.Lock()
-
-
 def memo_figures(page: str, view: str, key: tuple, build, ctx: dict) -> list:
     """``build(view, ctx)`` (a page's (name, figure) pairs) memoised on
     (page, view, key), the 128 most recent kept for every session.  ``key`` must
     hold every input the view's figures depend on: building Plotly figures is
     most of a full rerun, and most reruns change none of a view's inputs.
-    Figures are shared, never modified after building.  A plain dictionary
-    rather than ``st.cache_resource``, whose argument hashing costs a
-    millisecond a call, as much as the rest of a what-if move."""
-    k = (page, view, key)
-    with _FIGURES_LOCK:
-        if k in _FIGURES:
-            _FIGURES.move_to_end(k)
-            return _FIGURES[k]
-    figures = build(view, ctx)
-    with _FIGURES_LOCK:
-        _FIGURES[k] = figures
-        while len(_FIGURES) > _FIGURES_KEPT:
-            _FIGURES.popitem(last=False)
-    return figures
+    Figures are shared, never modified after building."""
+    return _figures(page, view, key, build, ctx)
+
+
+@memo(128)
+def _figures(page: str, view: str, key: tuple, _build, _ctx: dict) -> list:
+    return _build(view, _ctx)
 
 
 def formulas_panel(formulas: list[tuple[str, str]], errata: list[str],

@@ -6,7 +6,6 @@ one vectorised engine call) so a progress bar can move between chunks.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -16,8 +15,9 @@ from engine import pipeline as pl
 from engine.pipeline_sim import simulate_tandem
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
 from ui.budget import heavy, long_running
+from ui.memo import memo
 
-CACHE = dict(max_entries=64, show_spinner=False)
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 N_POINTS = 25              # exact λ grid
 N_CHUNKS = 5               # progress steps of one exact curve
 X_MAX = 1.15               # charts run to 1.15 × the exact capacity
@@ -36,12 +36,12 @@ def phases(mu_cpu, mu_mem, mu_cu, K: int, c: int, blocking: str) -> int:
     return pl.solve_phases(mu_cpu, mu_mem, mu_cu, K, c, blocking)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def spec_table() -> dict:
     return gpu_specs()
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def workload_table() -> dict:
     return pipeline_workloads()
 
@@ -55,7 +55,7 @@ def custom_spec(link, mem_bw, mem_gb, sms, peak) -> GpuSpec:
                    fp32_peak_TFLOP_per_s=float(peak), fp16_peak_TFLOP_per_s=float(peak))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def rates(spec: GpuSpec, workload_id: str, K: int, units: int,
           cpu_speedup: float = 1.0) -> pl.PipelineRates:
     """Stage rates (per ms) with the chosen K, the SMs grouped into ``units`` servers
@@ -65,7 +65,7 @@ def rates(spec: GpuSpec, workload_id: str, K: int, units: int,
     return replace(r, mu_cpu=r.mu_cpu * float(cpu_speedup))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> float:
     return float(pl.capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking))
 
@@ -79,23 +79,16 @@ class Curves:
     cap: float                 # exact capacity, per ms
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 @long_running
 def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     return pl.tandem(np.array(lam), mu_cpu, mu_mem, mu_cu, K, c, blocking)
 
 
-_CURVES: OrderedDict = OrderedDict()      # whole curves, most recent last
-_CURVES_KEPT = 64
-
-
+@memo(CACHE_SIZE)
 def curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> Curves:
     """Exact curve on ``N_POINTS`` loads below capacity (solved in ``N_CHUNKS`` cached
     calls, the bar moving between them) and the naive decomposition on a dense grid."""
-    key = (mu_cpu, mu_mem, mu_cu, K, c, blocking)
-    if key in _CURVES:
-        _CURVES.move_to_end(key)
-        return _CURVES[key]
     cap = capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking)
     lam = cap * np.linspace(0.02, 0.98, N_POINTS)
     parts = []
@@ -107,25 +100,21 @@ def curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> Curves:
                         for f in pl.Tandem.__dataclass_fields__))
     dense = cap * np.linspace(0.005, X_MAX, 200)
     naive = pl.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
-    out = Curves(lam, exact, dense, naive, cap)
-    _CURVES[key] = out
-    while len(_CURVES) > _CURVES_KEPT:
-        _CURVES.popitem(last=False)
-    return out
+    return Curves(lam, exact, dense, naive, cap)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 def point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     return pl.tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     """The naive decomposition at one load (blocking does not enter it)."""
     return pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@memo(512)
 @heavy
 def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i):
     return simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
@@ -140,6 +129,7 @@ class SimSweep:
     ci95: np.ndarray           # ms
 
 
+@memo(CACHE_SIZE)
 def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None) -> SimSweep:
     """Simulated points at ``SIM_FRACTIONS`` of the exact capacity, one cached run each."""
     lam = [f * cap for f in SIM_FRACTIONS]
@@ -152,6 +142,7 @@ def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None) -> SimSweep:
                     np.array([r.w_total for r in out]), np.array([r.ci95 for r in out]))
 
 
+@memo(CACHE_SIZE)
 def _family(values, mu_cpu, mu_mem, mu_cu, blocking, vary: str, K, c, bar=None):
     """Exact capacity as K (or c) varies, each value one cached solve."""
     xs = [v for v in values if phases(mu_cpu, mu_mem, mu_cu, v if vary == "K" else K,

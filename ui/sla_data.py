@@ -5,6 +5,7 @@ inputs).  A service law is passed as (kind, mean_s, sigma) and built inside.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,8 +14,9 @@ import streamlit as st
 from engine import sla
 from engine.presets import batch_profiles
 from ui.budget import heavy, long_running
+from ui.memo import memo
 
-CACHE = dict(max_entries=64, show_spinner=False)
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 SEED = 2017
 SIM_POINTS = 12                 # contiguous replica counts simulated
 CURVE_POINTS = 160              # replica counts on the analytic curves at most
@@ -38,8 +40,9 @@ class Scenario:
     percentile: float
     rt: float
 
-    @property
+    @functools.cached_property
     def service(self):
+        # built once per scenario: a frozen scipy law costs ~0.5 ms to construct
         return sla.service_law(self.law, 1.0 / self.mu, self.sigma)
 
     @property
@@ -47,7 +50,7 @@ class Scenario:
         return self.d1, self.d2, self.delta
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def gpu_table() -> dict:
     """{preset id: (name, α ms, τ0 ms)} of the GPU batching presets."""
     out = {}
@@ -57,12 +60,12 @@ def gpu_table() -> dict:
     return out
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def gpu_mu(alpha_ms: float, tau0_ms: float, target_ms: float) -> float:
     return float(sla.gpu_service_rate(alpha_ms, tau0_ms, target_ms))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def answers(s: Scenario) -> dict:
     """Fewest replicas by eq 7 and by M/M/n (inf where none meets the SLA)."""
     return {"approx": float(sla.min_backends(s.lam, s.mu, s.rt, s.percentile, *s.delays,
@@ -89,7 +92,7 @@ def n_grid(lam: float, mu: float, top: float) -> np.ndarray:
     return np.unique(np.round(np.linspace(lo, hi, CURVE_POINTS)))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 @long_running
 def n_curves(s: Scenario, top: float) -> dict:
     """Analytic curves against n: P(R ≤ RT) (eq 7, eq 7 with the retry correction,
@@ -126,7 +129,7 @@ def sim_grid(lam: float, mu: float, start: float) -> tuple:
 
 # A result keeps its sorted response times (~3 MB per 200,000 requests): few
 # entries, and they expire, so a busy server's memory stays bounded.
-@st.cache_resource(max_entries=48, ttl=3600, show_spinner=False)
+@memo(48, ttl=3600)
 @heavy
 def sim_point(s: Scenario, n: float, n_requests: int):
     """One random-retry simulation (``engine.sla.simulate_dispatch``), seeded by n."""
@@ -134,6 +137,7 @@ def sim_point(s: Scenario, n: float, n_requests: int):
                                  n_requests=n_requests, seed=(SEED, int(n)))
 
 
+@memo(CACHE_SIZE)
 def sim_sweep(s: Scenario, ns: tuple, bar=None) -> dict:
     """Simulations at each n, one cached run per point; the progress bar moves
     between points.  Returns the n grid, fractions within RT, simulated p-th
@@ -146,12 +150,11 @@ def sim_sweep(s: Scenario, ns: tuple, bar=None) -> dict:
     within = np.array([r.fraction_within(s.rt) for r in results])
     return {"n": np.asarray(ns), "within": within,
             "omega": np.array([r.waiting_percentile(s.percentile) for r in results]),
-            "results": results,
             "fewest": sla.fewest_meeting(ns, within, s.percentile),
             "all_meet": bool(within[0] >= s.percentile / 100.0)}
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def cdf_curves(s: Scenario, n: int) -> dict:
     """Response-time CDFs at n replicas (t in s): eq 7, corrected eq 7, M/M/n."""
     hi = max(3.0 * s.rt, float(sla.mmn_response_percentile(99.9, s.lam, s.mu, n)) * 1.2) \
@@ -166,14 +169,14 @@ def cdf_curves(s: Scenario, n: int) -> dict:
             "mmn": np.asarray(sla.mmn_response_cdf(t, s.lam, s.mu, n), float)}
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def synthetic_trace(mean_rate: float, hours: float, interval_s: float, amplitude: float,
                     spikes: int, seed: int) -> tuple:
     return tuple(sla.diurnal_trace(mean_rate, hours, interval_s, amplitude, spikes,
                                    seed=seed).tolist())
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def plan(s: Scenario, rates: tuple, interval_s: float, provisioning_s: float,
          headroom: float, usd_per_gpu_hour: float) -> sla.ReplicaPlan:
     """Autoscaled replicas over the trace (eq 7), against static peak provisioning."""

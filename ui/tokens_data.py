@@ -15,8 +15,9 @@ from engine import token_laws, token_limit
 from engine.fit import fit_token_latency, fit_token_latency_with_input
 from engine.presets import token_latency_profiles
 from ui.budget import heavy, long_running
+from ui.memo import memo
 
-CACHE = dict(max_entries=64, show_spinner=False)
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 SEED = 2024
 N_POINTS = 33               # n_max grid of the curves
 N_SIM_POINTS = 7            # simulated limits per curve
@@ -33,23 +34,23 @@ def sim_limits(lo: int, hi: int) -> tuple:
     return tuple(float(x) for x in np.unique(np.round(np.linspace(lo, hi, N_SIM_POINTS))))
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def preset_table() -> dict:
     return {pid: (p.name, p.source, tuple(p.input_tokens), tuple(p.output_tokens),
                   tuple(p.latency_s)) for pid, p in token_latency_profiles().items()}
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def latency_fit(output_tokens: tuple, latency_s: tuple):
     return fit_token_latency(output_tokens, latency_s)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def latency_fit_with_input(output_tokens: tuple, input_tokens: tuple, latency_s: tuple):
     return fit_token_latency_with_input(output_tokens, input_tokens, latency_s)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def parametric_law(key: tuple):
     """A parametric law from its key: ("lognormal", μ, σ), ("uniform", lo, hi), ("truncnorm", m, s)."""
     family, *args = key
@@ -62,7 +63,7 @@ def empirical_key(law: token_laws.EmpiricalTokens) -> tuple:
     return ("empirical", digest, law.n_samples)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def law_summary(law_key: tuple, _dist) -> dict:
     """Mean tokens (no limit), a histogram and the CDF on its bins."""
     try:
@@ -78,23 +79,23 @@ def law_summary(law_key: tuple, _dist) -> dict:
             "cdf": np.asarray(token_laws.token_cdf(_dist, k))}
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 @long_running
 def curves(law_key: tuple, _dist, lam, a, c, patience, grid: tuple) -> token_limit.LimitCurves:
     return token_limit.limit_curves(lam, a, c, _dist, np.array(grid), patience)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@memo(256)
 def point(law_key: tuple, _dist, lam, a, c, n_max, patience, method) -> token_limit.LimitPoint:
     return token_limit.limit_point(lam, a, c, _dist, n_max, patience, method)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def best_v1(law_key: tuple, _dist, lam, a, c, theta) -> token_limit.OptimalLimit:
     return token_limit.optimal_limit(lam, a, c, _dist, theta)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def best_v2(law_key: tuple, _dist, lam, a, c, theta, ell, patience, method,
             printed) -> token_limit.OptimalLimit:
     """The V2 search (coarse to fine, about a second): cached."""
@@ -102,17 +103,18 @@ def best_v2(law_key: tuple, _dist, lam, a, c, theta, ell, patience, method,
                                      printed_sign=printed)
 
 
-@st.cache_resource(**CACHE)
+@memo(CACHE_SIZE)
 def paper(a, c) -> tuple:
     return token_limit.paper_comparison(a, c)
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@memo(512)
 def _sim_point(law_key: tuple, _dist, lam, a, c, n_max, patience, i):
     return token_limit.simulate_token_queue(lam, a, c, _dist, n_max, patience, n_jobs=SIM_JOBS,
                                             seed=[SEED, i])
 
 
+@memo(CACHE_SIZE)
 def sim_sweep(law_key: tuple, dist, lam, a, c, patience, limits: tuple, loads, bar=None) -> dict:
     """Simulated points at ``limits``, without impatience (where the load ``loads`` is
     below ``SIM_MAX_LOAD``) and with patience τ; one cached run per point, so a
