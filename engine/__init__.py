@@ -9,6 +9,7 @@ Submodules (imported on first use, so ``import engine`` stays cheap):
 * ``engine.sim``             fast discrete-event simulation of batching servers
 * ``engine.token_laws``      output-token-length laws (scipy-like, incl. empirical)
 * ``engine.token_limit``     max-token clipping and impatience, M/G/1 (Yang et al. §III)
+* ``engine.mg1_patience``    the M/G/1 queue with deterministic patience, exact (behind it)
 * ``engine.llm_batching``    dynamic/fixed/elastic/continuous LLM batching (Yang et al. §IV)
 * ``engine.llm_batching_sim`` their simulator
 * ``engine.pipeline``        CPU → GPU memory → compute units tandem with blocking (May & Voigt)
@@ -24,7 +25,7 @@ The engine never imports Streamlit.
 import importlib
 
 __all__ = ["batching", "batch_chain", "batching_curves", "operating_point", "sim",
-           "token_laws", "token_limit", "llm_batching", "llm_batching_sim", "pipeline",
+           "token_laws", "token_limit", "mg1_patience", "llm_batching", "llm_batching_sim", "pipeline",
            "pipeline_sim", "sla", "dispatch_sim", "fit", "presets", "params"]
 
 

@@ -43,8 +43,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings, strategies as st
 
 from engine import (batch_chain, batching, batching_curves, dispatch_sim, fit, llm_batching,
-                    llm_batching_sim, operating_point, pipeline, pipeline_sim, presets, sim, sla,
-                    token_laws, token_limit)
+                    llm_batching_sim, mg1_patience, operating_point, pipeline, pipeline_sim,
+                    presets, sim, sla, token_laws, token_limit)
 from engine.params import (A_S_PER_TOKEN, ALPHA, B_MAX, BETA, C0, C_S, COST, DELAY, HEADROOM,
                            INTERVAL, LAM, LAM_PER_S, LATENCY_TARGET_MS, LLM_BATCH, LLM_K1,
                            LLM_K2, LLM_K3, LLM_K4, LLM_KV_CAPACITY, LLM_MAX_TOKENS,
@@ -1027,6 +1027,7 @@ def test_impatience(law, a, c, n_max, rho, patience, data):
     det = token_limit.ServiceLaw.deterministic(es)
     assert det.mean == es
     tally(token_limit.ServiceLaw, 2)
+    tally(mg1_patience.ServiceLaw, 2)          # its base class, whose methods these run
     params = dict(lam=lam, a=a, c=c, n_max=n_max, patience=patience)
     p, bad = corrupt(data, params, TOKEN_DOMAINS)
     for method in ("exact", "interpolation"):
@@ -1781,7 +1782,7 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
 # ============================================================ every public function has a case
 
 ENGINE_MODULES = (batching, batch_chain, batching_curves, operating_point, sim, fit, presets,
-                  token_laws, token_limit, llm_batching, llm_batching_sim, pipeline,
+                  token_laws, token_limit, mg1_patience, llm_batching, llm_batching_sim, pipeline,
                   pipeline_sim, sla, dispatch_sim)
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
@@ -1850,8 +1851,6 @@ FUZZED = {
         "mean_utility": test_token_limit_moments, "mean_wait": test_token_limit_moments,
         "utilization": test_token_limit_moments, "largest_stable_limit": test_token_limit_moments,
         "objective_v1": test_token_limit_moments, "objective_v2": test_token_limit_moments,
-        "mm1_deterministic_patience": test_patience_closed_forms,
-        "md1_deterministic_patience": test_patience_closed_forms,
         "impatience": test_impatience, "ServiceLaw": test_impatience,
         "Impatience": (test_impatience, "impatience"),
         "limit_point": test_token_limit_answers, "limit_curves": test_token_limit_answers,
@@ -1863,6 +1862,10 @@ FUZZED = {
         "PaperValue": (test_token_paper_comparison, "paper_comparison"),
         "simulate_token_queue": test_simulate_token_queue,
         "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue")},
+    mg1_patience: {
+        "mm1_deterministic_patience": test_patience_closed_forms,
+        "md1_deterministic_patience": test_patience_closed_forms,
+        "ServiceLaw": test_impatience},
     llm_batching: {
         "check_k": test_llm_batch_times, "expected_max_tokens": test_llm_batch_times,
         "batch_time": test_llm_batch_times, "mean_batch_time": test_llm_batch_times,
