@@ -215,22 +215,25 @@ def sample_tokens(dist, size, rng) -> np.ndarray:
     return np.maximum(1.0, np.ceil(x))
 
 
+def _law_top(dist) -> float:
+    """Last support point of n, or its (1 − ``TAIL_EPS``)-quantile when unbounded (≥ 1)."""
+    hi = float(dist.ppf(1.0))
+    if not np.isfinite(hi):
+        hi = float(dist.ppf(1.0 - TAIL_EPS))
+    return max(1.0, float(np.ceil(hi)))
+
+
 def grid_top(dist, n_max=np.inf) -> int:
-    """Largest token count K that must be summed over: min(n_max, top of the law).
+    """Largest token count K that must be summed over: min(max n_max, top of the law).
 
     The top of the law is its last support point, or the (1 − 1e-15)-quantile
     when unbounded (what lies beyond is left out and documented as such).
-    Raises ``ValueError`` when that exceeds ``MAX_TOKEN_GRID``.
+    Raises ``ValueError`` when K exceeds ``MAX_TOKEN_GRID``.
     """
-    top = float(np.max(n_max))
-    if not np.isfinite(top):
-        hi = float(dist.ppf(1.0))
-        if not np.isfinite(hi):
-            hi = float(dist.ppf(1.0 - TAIL_EPS))
-        top = max(1.0, np.ceil(hi))
+    top = min(float(np.max(n_max)), _law_top(dist))
     if top > MAX_TOKEN_GRID:
-        raise ValueError(f"the token law reaches {top:g} tokens; at most {MAX_TOKEN_GRID} "
-                         "can be summed over: set n_max")
+        raise ValueError(f"n_max: the token sums would reach {top:g} tokens, at most "
+                         f"{MAX_TOKEN_GRID}; set a smaller n_max")
     return int(top)
 
 

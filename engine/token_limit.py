@@ -75,21 +75,7 @@ except ImportError:  # pragma: no cover - the plain-Python loops are tested expl
 
 # ------------------------------------------------------------ token moments
 
-def _law_top(dist) -> float:
-    """Last support point of n, or its (1 − 1e-15)-quantile when unbounded."""
-    hi = float(dist.ppf(1.0))
-    if not np.isfinite(hi):
-        hi = float(dist.ppf(1.0 - token_laws.TAIL_EPS))
-    return max(1.0, float(np.ceil(hi)))
-
-
-def _grid(dist, n_max: np.ndarray) -> int:
-    """Largest token count the sums need: min(max n_max, top of the law)."""
-    top = min(float(np.max(n_max)), _law_top(dist))
-    if top > token_laws.MAX_TOKEN_GRID:
-        raise ValueError(f"n_max: the sums would reach {top:g} tokens, at most "
-                         f"{token_laws.MAX_TOKEN_GRID}; set a smaller n_max")
-    return int(top)
+_law_top = token_laws._law_top
 
 
 def _token_sums(dist, top: int):
@@ -112,7 +98,7 @@ def clipped_token_moments(dist, n_max):
     (summation by parts of eqs 2-3).
     """
     m = check_n_max(n_max)
-    top = _grid(dist, m)
+    top = token_laws.grid_top(dist, m)
     s1, s2 = _token_sums(dist, top)
     idx = np.minimum(m, top).astype(np.int64)
     return s1[idx][()], s2[idx][()]
@@ -210,7 +196,7 @@ class ServiceLaw(mg1_patience.ServiceLaw):
     @classmethod
     def clipped(cls, a: float, c: float, dist, n_max: float) -> "ServiceLaw":
         """S = a·min(n, n_max) + c (the law's tail beyond its grid goes to the top atom)."""
-        top = _grid(dist, np.asarray(n_max))
+        top = token_laws.grid_top(dist, np.asarray(n_max))
         k = np.arange(1, top + 1, dtype=float)
         p = token_laws.token_pmf(dist, k)
         p[-1] += max(0.0, 1.0 - p.sum())

@@ -104,5 +104,8 @@ def test_grid_top_bounded_and_unbounded():
     d = tl.lognormal()
     assert tl.grid_top(d) == np.ceil(stats.lognorm(s=0.7, scale=np.exp(7)).ppf(1 - 1e-15))
     assert tl.grid_top(d, 3000) == 3000
+    # a limit beyond the law's last support point sums only up to it (min, as documented):
+    # it raised for n_max above MAX_TOKEN_GRID although nothing lies beyond 1000
+    assert tl.grid_top(tl.uniform(0.0, 1000.0), 1e7) == 1000
     with pytest.raises(ValueError, match="n_max"):
         tl.grid_top(tl.lognormal(20.0, 3.0))
