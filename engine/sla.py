@@ -475,7 +475,8 @@ def gpu_service_rate(alpha_ms, tau0_ms, latency_target_ms, b_max=None):
     The largest λ with ``engine.batching.mean_latency(λ, α, τ0, b_max)`` ≤ target
     (E[W] grows with λ from α + τ0 at λ = 0 to ∞ at capacity), found by
     bisection to relative 1e-12, converted from per ms to per s (×1000).
-    0 where the target is below α + τ0 (not even a lone request meets it).
+    0 where the target is at or below α + τ0 (a lone request takes α + τ0, and any
+    load adds to it).
     """
     alpha, tau0 = ALPHA.check(alpha_ms, "alpha_ms"), TAU0.check(tau0_ms, "tau0_ms")
     target = LATENCY_TARGET_MS.check(latency_target_ms)
@@ -485,7 +486,7 @@ def gpu_service_rate(alpha_ms, tau0_ms, latency_target_ms, b_max=None):
     bm = None if np.isinf(b) else int(b)
     alpha, tau0, target = np.broadcast_arrays(alpha, tau0, target)
     cap = batching.capacity(alpha, tau0, bm)
-    reachable = alpha + tau0 <= target
+    reachable = alpha + tau0 < target          # at equality only λ = 0 meets it
     lo = np.zeros(alpha.shape)
     hi = np.where(reachable, cap, 0.0)
     for _ in range(200):

@@ -347,3 +347,11 @@ def test_largest_stable_limit_agrees_with_utilization_at_rho_one(scale, lam):
     m = token_limit.largest_stable_limit(lam, a, c, law)
     assert token_limit.utilization(lam, a, c, law, m) < 1.0
     assert token_limit.utilization(lam, a, c, law, m + 1) >= 1.0
+
+
+def test_gpu_service_rate_with_the_target_at_a_lone_jobs_latency_is_zero():
+    """Target = α + τ0 exactly (α = 1, τ0 = 1.5, b_max = 3): E[W] = α + τ0 only at λ = 0
+    and grows with λ, so no positive load meets it; a target a hair above does."""
+    assert sla.gpu_service_rate(1.0, 1.5, 2.5, 3) == 0.0
+    assert sla.gpu_service_rate(1.0, 1.0, 2.0) == 0.0       # was 1e-13: E[W] rounds to 2
+    assert sla.gpu_service_rate(1.0, 1.5, 2.5 * (1 + 1e-6), 3) > 0.0
