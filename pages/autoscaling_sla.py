@@ -227,8 +227,9 @@ def run():
     mu = service_rate()
     lam = float(ss["lam"])
     if mu <= 0:
-        st.error(f"A GPU cannot meet a mean latency of {ss['gpu_target_ms']:g} ms even alone "
-                 "(below α + τ0); raise the per-GPU target.", icon=":material/warning:")
+        st.error(f"A GPU cannot keep its mean latency at {ss['gpu_target_ms']:g} ms under any "
+                 "load: a lone request already takes α + τ0, and load adds to it. Raise the "
+                 "per-GPU target.", icon=":material/warning:")
         share.publish(FIELDS)
         return
     s = data.Scenario(lam, mu, ss["law"], float(ss["sigma"]), ss["d1_ms"] / 1000,
