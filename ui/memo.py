@@ -8,8 +8,8 @@ hashable arguments (numbers, strings, tuples, frozen dataclasses), so Python's
 own hash is enough: ``memo`` keeps the ``maxsize`` most recent results for every
 session, computes each key once even when sessions ask at the same time (the
 others wait for it), and leaves out of the key the parameters whose names start
-with ``_`` (as Streamlit does) or are ``IGNORED`` (progress bars, and laws
-whose key is passed beside them).  Dicts and lists in the key become tuples.
+with ``_`` (as Streamlit does: a law whose key is passed beside it) or are
+named ``bar`` (a progress bar).  Dicts and lists in the key become tuples.
 Exceptions are not kept.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import streamlit as st
 
-IGNORED = ("bar", "dist")
+IGNORED = ("bar",)
 
 
 def memo(maxsize: int = 64, ttl: float | None = None):

@@ -115,7 +115,7 @@ def _sim_point(law_key: tuple, _dist, lam, a, c, n_max, patience, i):
 
 
 @memo(CACHE_SIZE)
-def sim_sweep(law_key: tuple, dist, lam, a, c, patience, limits: tuple, loads, bar=None) -> dict:
+def sim_sweep(law_key: tuple, _dist, lam, a, c, patience, limits: tuple, loads, bar=None) -> dict:
     """Simulated points at ``limits``, without impatience (where the load ``loads`` is
     below ``SIM_MAX_LOAD``) and with patience τ; one cached run per point, so a
     progress bar moves between them."""
@@ -123,7 +123,7 @@ def sim_sweep(law_key: tuple, dist, lam, a, c, patience, limits: tuple, loads, b
     jobs += [(n, patience, i) for i, n in enumerate(limits)]
     out = {"plain": [], "patient": []}
     for j, (n, tau, i) in enumerate(jobs):
-        r = _sim_point(law_key, dist, lam, a, c, n, tau, i)
+        r = _sim_point(law_key, _dist, lam, a, c, n, tau, i)
         out["plain" if tau is None else "patient"].append((n, r))
         if bar is not None:
             bar.progress((j + 1) / len(jobs), "Simulating…")
