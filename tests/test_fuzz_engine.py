@@ -373,7 +373,7 @@ def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
 # ============================================================ engine.batching_curves
 
 # One case solves 3·n_points loads (a banded solve each for a finite b_max): ~0.2 s.
-@fuzz(25)
+@fuzz(60)
 @given(valid(ALPHA), valid(TAU0), st.one_of(st.none(), st.integers(1, 8)),
        st.one_of(st.none(), st.tuples(valid(BETA), valid(C0))), st.integers(2, 8),
        st.one_of(st.floats(0.005, 0.999), st.just(0.999)), st.data())
@@ -1037,7 +1037,7 @@ def test_impatience(law, a, c, n_max, rho, patience, data):
 
 # limit_point and limit_curves solve the exact impatience model at each limit (5-50 ms a
 # point), optimal_limit up to every integer limit: ~0.2 s a case.
-@fuzz(25)
+@fuzz(60)
 @given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0), rho(), st.integers(1, 2000),
        valid(PATIENCE_S, high=1e3), valid(THETA), valid(LOSS_COST),
        st.sampled_from(["exact", "interpolation"]), st.data())
@@ -1663,7 +1663,7 @@ def test_sla_solvers(mu, n, rho, d1, d2, delta, p, service, data):
 # b_max: 0.2-1 s a call), max_rate_for_mean_latency ~20 plus a root search.  Targets stay
 # within 100 lone-job latencies: a target 5000 α away puts the root within 1e-4 of
 # capacity, where each of the 200 solves iterates the series 20,000 times (12 s a call).
-@fuzz(20)
+@fuzz(50)
 @given(valid(ALPHA, low=1e-3, high=10.0), valid(TAU0, high=10.0),
        st.one_of(st.none(), st.integers(1, 4)), st.floats(0.5, 100.0), st.data())
 def test_gpu_operating_point(alpha, tau0, b_max, factor, data):
