@@ -46,11 +46,11 @@ class _Memo:
         self.lock = threading.Lock()
 
     def _key(self, args, kwargs):
+        # (positional, keyword) always, so no positional key can equal a keyword one
         pos = tuple(_hashable(a) for a, k in zip(args, self.keep) if k)
-        if kwargs:
-            return pos, tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()
-                                     if not (k.startswith("_") or k in IGNORED)))
-        return pos
+        kw = tuple(sorted((k, _hashable(v)) for k, v in kwargs.items()
+                          if not (k.startswith("_") or k in IGNORED))) if kwargs else ()
+        return pos, kw
 
     def _get(self, key):
         """(True, value) for a fresh stored result, else (False, None); holds the lock."""
