@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import batch_chain
-from .params import ALPHA, BETA, C0, LAM, TAU0, check_b_max
+from .core.domains import ALPHA, BETA, C0, LAM, TAU0, check_b_max
 
 
 # ---------------------------------------------------------------- closed forms

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import batching
-from .params import BETA, C0, Domain, check_b_max
+from .core.domains import BETA, C0, Domain, check_b_max
 
 N_POINTS = Domain("n_points", "loads", low=1.0, integer=True, typical=(20, 200),
                   description="number of loads on a curve")

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .params import LAM, N_BACKENDS, N_REQUESTS, NET_DELAY, WARMUP
-from .sim import _GROUPS, _ci_half_width, _percentiles
+from .core.domains import LAM, N_BACKENDS, N_REQUESTS, NET_DELAY, WARMUP
+from .core.stats import N_GROUPS as _GROUPS, ci95_half_width as _ci_half_width, percentiles as _percentiles
 
 try:
     import numba

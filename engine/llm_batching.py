@@ -77,7 +77,7 @@ from scipy.special import gammaln, lambertw, roots_legendre
 
 from . import batching
 from .token_laws import EmpiricalTokens
-from .params import (LAM_PER_S, LLM_BATCH, LLM_K1, LLM_K2, LLM_K3, LLM_K4, LLM_KV_CAPACITY,
+from .core.domains import (LAM_PER_S, LLM_BATCH, LLM_K1, LLM_K2, LLM_K3, LLM_K4, LLM_KV_CAPACITY,
                      LLM_MAX_TOKENS, LLM_PROMPT_TOKENS, check_b_max)
 
 B_HORIZON = 10 ** 6        # largest batch size the stability checks look at

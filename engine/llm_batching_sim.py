@@ -35,9 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import llm_batching as lb
-from .params import (LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, N_JOBS, WARMUP,
+from .core.domains import (LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, N_JOBS, WARMUP,
                      check_b_max)
-from .sim import _GROUPS, _ci_half_width, _percentiles
+from .core.stats import N_GROUPS as _GROUPS, ci95_half_width as _ci_half_width, percentiles as _percentiles
 
 try:
     import numba

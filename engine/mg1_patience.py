@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import A_S_PER_TOKEN, LAM_PER_S, PATIENCE_S
+from .core.domains import A_S_PER_TOKEN, LAM_PER_S, PATIENCE_S
 
 try:  # numba is optional: it makes the solver ~100x faster
     import numba

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from . import batching, sim
-from .params import ALPHA, DELAY, LAM, TAU0, Domain, check_b_max
+from .core.domains import ALPHA, DELAY, LAM, TAU0, Domain, check_b_max
 
 TARGET = Domain("target_ms", "ms", low=0.0, low_open=True, typical=(1.0, 200.0),
                 description="latency SLA")

@@ -111,7 +111,7 @@ from scipy import sparse
 from scipy.sparse.linalg import splu
 from scipy.special import expi, pdtrc
 
-from .params import LAM, PIPE_C, PIPE_K, PIPE_MU, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
+from .core.domains import LAM, PIPE_C, PIPE_K, PIPE_MU, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
 
 BLOCKING = ("before", "after")
 _LR_TOL = 1e-13          # logarithmic reduction stops when max |1 − G·1| is below this

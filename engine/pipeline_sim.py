@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import LAM, N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM, WARMUP
+from .core.domains import LAM, N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM, WARMUP
 from .pipeline import _check_blocking, _int
-from .sim import _GROUPS, _ci_half_width
+from .core.stats import N_GROUPS as _GROUPS, ci95_half_width as _ci_half_width
 
 try:
     import numba

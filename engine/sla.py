@@ -67,7 +67,7 @@ from scipy import stats
 
 from . import batching
 from .dispatch_sim import DispatchSimResult, simulate_dispatch  # noqa: F401 (public API)
-from .params import (ALPHA, COST, HEADROOM, INTERVAL, LAM, LATENCY_TARGET_MS, MU,
+from .core.domains import (ALPHA, COST, HEADROOM, INTERVAL, LAM, LATENCY_TARGET_MS, MU,
                      N_BACKENDS, NET_DELAY, PERCENTILE, PROVISIONING_DELAY, RESPONSE_TARGET,
                      TAU0, WARMUP, check_b_max)
 

@@ -64,7 +64,7 @@ import numpy as np
 from . import mg1_patience, token_laws
 from .mg1_patience import (EXACT_LAM_TAU, _solve_mg1d, _volterra,  # noqa: F401 (re-exported)
                            md1_deterministic_patience, mm1_deterministic_patience)
-from .params import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, N_JOBS, PATIENCE_S, THETA,
+from .core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, N_JOBS, PATIENCE_S, THETA,
                      WARMUP, check_n_max)
 
 try:  # numba is optional: it makes the simulator ~100x faster
@@ -75,7 +75,7 @@ except ImportError:  # pragma: no cover - the plain-Python loops are tested expl
 
 # ------------------------------------------------------------ token moments
 
-_law_top = token_laws._law_top
+
 
 
 def _token_sums(dist, top: int):
@@ -137,7 +137,7 @@ def mean_utility(dist, n_max):
     light one.  Vectorised over ``n_max``.
     """
     m = check_n_max(n_max)
-    law_top = _law_top(dist)
+    law_top = token_laws.law_top(dist)
     finite = m[np.isfinite(m)]
     top = int(min(law_top, max(float(finite.max()) if finite.size else 1.0, 1.0),
                   token_laws.MAX_TOKEN_GRID))
@@ -341,7 +341,7 @@ def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_
     ``warmup_jobs`` (default n_jobs // 10) are left out.  ``seed``: anything
     ``numpy.random.default_rng`` accepts.  ``backend``: "numba" or "numpy".
     """
-    from .sim import _GROUPS, _ci_half_width
+    from .core.stats import N_GROUPS as _GROUPS, ci95_half_width as _ci_half_width
 
     lam = float(LAM_PER_S.check(lam))
     if not 0.0 < lam < np.inf:
@@ -580,7 +580,7 @@ def largest_stable_limit(lam, a, c, dist) -> float:
     overloads the server early costs little.  Scalar arguments.
     """
     lam, a, c = (float(x) for x in _check_rates(lam, a, c))
-    top = int(min(_law_top(dist), token_laws.MAX_TOKEN_GRID))
+    top = int(min(token_laws.law_top(dist), token_laws.MAX_TOKEN_GRID))
     start, total, chunk = 0, 0.0, 4096
     while start < top:
         k = np.arange(start, min(start + chunk, top), dtype=float)

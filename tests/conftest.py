@@ -4,7 +4,9 @@ sample; the default profile draws new examples each run and keeps failures in th
 local example database, which is how the fuzz tests go on finding new inputs."""
 import os
 
+import pytest
 from hypothesis import settings
+
 
 # No deadline: speed is measured in benchmarks, not in timed tests (a busy machine
 # would otherwise fail a correct example).
@@ -12,3 +14,21 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
                           deadline=None)
 settings.register_profile("explore", print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "explore"))
+
+# after the profile is loaded: the fuzz settings derive from it
+from tests.fuzzing import record_run  # noqa: E402
+
+
+def pytest_collection_modifyitems(items):
+    """The check that every fuzzed function ran valid cases goes last, after the
+    fuzz tests of every model folder (tests/test_fuzz_contract.py)."""
+    last = [i for i in items if i.name == "test_fuzzed_functions_ran"]
+    items[:] = [i for i in items if i.name != "test_fuzzed_functions_ran"] + last
+
+
+@pytest.fixture(autouse=True)
+def _record_run(request):
+    """The tests that ran (tests/fuzzing.py: a fuzz table's claim is checked only
+    for tests that ran)."""
+    yield
+    record_run(request.node.originalname)

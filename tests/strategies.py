@@ -5,7 +5,7 @@ themselves where closed, values just inside open bounds, tiny and huge
 magnitudes, ``inf`` where admitted); ``invalid(domain)`` draws values the
 domain rejects (below ``low``, above ``high``, open bounds, NaN, -inf, +inf
 where not admitted, non-integers for integer domains, non-numbers).  Both read
-only the ``Domain`` declaration (engine/params.py), so a changed domain changes
+only the ``Domain`` declaration (engine/core/domains.py), so a changed domain changes
 what the fuzz tests try.
 
 Loads are drawn as ρ, a fraction of a model's capacity, so stable and unstable
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from engine import token_laws
-from engine.params import Domain
+from engine.core.domains import Domain
 
 TINY = 1e-6        # "tiny": this times the low end of the typical range
 HUGE = 1e6         # "huge": this times the high end of the typical range

@@ -1,4 +1,4 @@
-"""Inputs the fuzz tests (tests/test_fuzz_engine.py) found to break the engine, written out.
+"""Inputs the fuzz tests (tests/<model>/test_fuzz.py) found to break the engine, written out.
 
 Each test names the failing input and the symptom it had; the expected values
 are the model's own limits (inf at capacity, closed forms) or the contract of

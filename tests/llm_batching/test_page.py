@@ -11,7 +11,7 @@ from tests.pagetest import charts, metric, trace
 from engine import llm_batching as lb
 from engine import token_laws as tl
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "llm_batching.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "llm_batching.py")
 K = (0.06, 0.126, 0.0003, 0.02269)          # presets/llm_batching/a100_llama2_7b.toml
 
 

@@ -11,7 +11,7 @@ from tests.pagetest import charts, metric, trace
 from engine import pipeline as pl
 from engine.presets import gpu_specs, pipeline_workloads
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "cpu_gpu_pipeline.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "cpu_gpu_pipeline.py")
 
 
 def open_page(query: dict | None = None):

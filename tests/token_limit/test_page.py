@@ -10,7 +10,7 @@ from tests.pagetest import charts, metric, trace
 from engine import token_laws, token_limit
 from engine.presets import token_latency_profiles
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "llm_token_limits.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "llm_token_limits.py")
 FAST = {"simulate": "false"}
 
 

@@ -10,7 +10,7 @@ from tests.pagetest import charts, metric, trace
 from engine import batching
 from engine.presets import batch_profiles
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/gpu_batching.py"
 
 

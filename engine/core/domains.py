@@ -1,0 +1,188 @@
+"""Declared domains of the engine's parameters, checked at one boundary.
+
+Every public engine function validates its arguments here (scipy's ``_argcheck``
+pattern): a value outside its declared domain raises ``ValueError`` naming the
+parameter and the valid range.  The same declarations give slider bounds and
+the ranges property tests draw from (``typical``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Valid range of one real parameter.
+
+    ``low``/``high`` bound the domain; ``low_open``/``high_open`` exclude the
+    bound itself.  ``allow_inf`` admits +inf (e.g. an arrival rate beyond any
+    capacity, which is *unstable*, not invalid).  ``typical`` is the range a
+    user or a property test normally explores.
+    """
+
+    name: str
+    unit: str
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+    allow_inf: bool = False
+    typical: tuple[float, float] = (0.0, 1.0)
+    description: str = ""
+
+    def describe(self) -> str:
+        lo = "(" if self.low_open else "["
+        hi = ")" if self.high_open or self.high == math.inf else "]"
+        kind = "an integer" if self.integer else "a number"
+        return f"{kind} in {lo}{self.low:g}, {self.high:g}{hi}"
+
+    def check(self, value, name: str | None = None) -> np.ndarray:
+        """Return ``value`` as a float array, or raise ``ValueError`` naming it."""
+        name = name or self.name
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}") from None
+        if np.isnan(arr).any():
+            raise ValueError(f"{name} must be {self.describe()}, got NaN")
+        bad = np.zeros(arr.shape, dtype=bool)
+        if not self.allow_inf:
+            bad |= np.isinf(arr)
+        else:
+            bad |= arr == -np.inf
+        finite = np.isfinite(arr)
+        bad |= (arr < self.low) | (arr > self.high)
+        if self.low_open:
+            bad |= arr == self.low
+        if self.high_open:
+            bad |= arr == self.high
+        if self.integer:
+            bad |= finite & (arr != np.round(arr))
+        if bad.any():
+            example = arr[bad].flat[0] if arr.ndim else float(arr)
+            raise ValueError(f"{name} must be {self.describe()}, got {example:g}")
+        return arr
+
+
+LAM = Domain("lam", "jobs per time unit", low=0.0, allow_inf=True, typical=(0.0, 10.0),
+             description="Poisson arrival rate λ (per ms with the presets)")
+ALPHA = Domain("alpha", "time per job", low=0.0, low_open=True, typical=(0.01, 2.0),
+               description="per-job batch time α (slope of τ[b] = αb + τ0)")
+TAU0 = Domain("tau0", "time", low=0.0, typical=(0.0, 5.0),
+              description="fixed batch overhead τ0 (intercept of τ[b] = αb + τ0)")
+B_MAX = Domain("b_max", "jobs", low=1.0, integer=True, allow_inf=True, typical=(1, 256),
+               description="largest batch the server forms (None or inf: unlimited)")
+BETA = Domain("beta", "energy per job", low=0.0, low_open=True, typical=(0.001, 1.0),
+              description="per-job energy β (slope of c[b] = βb + c0, Inoue 2021 eq 17)")
+C0 = Domain("c0", "energy", low=0.0, typical=(0.0, 1.0),
+            description="per-batch energy overhead c0 (intercept of c[b] = βb + c0)")
+DELAY = Domain("max_queue_delay", "time", low=0.0, typical=(0.0, 10.0),
+               description="longest wait for more requests before a batch below the preferred size starts")
+PREFERRED = Domain("preferred_batch_size", "jobs", low=1.0, integer=True, typical=(1, 128),
+                   description="batch size that starts at once without waiting")
+N_JOBS = Domain("n_jobs", "jobs", low=1.0, integer=True, typical=(1_000, 1_000_000),
+                description="number of simulated jobs")
+WARMUP = Domain("warmup_jobs", "jobs", low=0.0, integer=True, typical=(0, 100_000),
+                description="jobs left out of the statistics at the start of a run")
+
+
+def check_b_max(b_max) -> np.ndarray:
+    """b_max as a float array where ``inf`` means unlimited (``None`` accepted)."""
+    if b_max is None:
+        return np.asarray(np.inf)
+    if isinstance(b_max, (list, tuple)):
+        b_max = [np.inf if b is None else b for b in b_max]
+    return B_MAX.check(b_max)
+
+
+# ---- LLM token limits (Yang et al. §III): times in seconds, lengths in tokens
+A_S_PER_TOKEN = Domain("a", "s per token", low=0.0, low_open=True, typical=(0.005, 0.05),
+                       description="time per output token a (slope of S = a·n + c)")
+C_S = Domain("c", "s", low=0.0, typical=(0.0, 2.0),
+             description="fixed time per request c (intercept of S = a·n + c)")
+LAM_PER_S = Domain("lam", "requests per s", low=0.0, allow_inf=True, typical=(0.0, 0.1),
+                   description="Poisson arrival rate λ of requests")
+N_MAX = Domain("n_max", "tokens", low=1.0, integer=True, allow_inf=True, typical=(1, 4000),
+               description="max output-token limit (None or inf: no limit)")
+PATIENCE_S = Domain("patience", "s", low=0.0, low_open=True, allow_inf=True, typical=(1.0, 300.0),
+                    description="deterministic patience τ: a request that would wait longer leaves")
+THETA = Domain("theta", "", low=0.0, high=1.0, typical=(0.5, 1.0),
+               description="weight θ of utility against delay in V1, V2 (eqs 10-11)")
+LOSS_COST = Domain("loss_cost", "utility per lost request", low=0.0, typical=(0.0, 10.0),
+                   description="cost ℓ of a lost request in V2 (eq 11)")
+TOKEN_LOG_MEAN = Domain("log_mean", "log tokens", low=-50.0, high=50.0, typical=(4.0, 9.0),
+                        description="mean of log X for a lognormal token law")
+TOKEN_LOG_SD = Domain("log_sd", "log tokens", low=0.0, low_open=True, high=10.0, typical=(0.1, 1.5),
+                      description="standard deviation of log X for a lognormal token law")
+TOKEN_BOUND = Domain("token_bound", "tokens", low=0.0, typical=(0.0, 4000.0),
+                     description="a bound or location of a token law")
+TOKEN_SD = Domain("sd", "tokens", low=0.0, low_open=True, typical=(10.0, 1000.0),
+                  description="standard deviation of a (truncated) normal token law")
+
+
+def check_n_max(n_max) -> np.ndarray:
+    """n_max as a float array where ``inf`` means no limit (``None`` accepted)."""
+    if n_max is None:
+        return np.asarray(np.inf)
+    if isinstance(n_max, (list, tuple)):
+        n_max = [np.inf if b is None else b for b in n_max]
+    return N_MAX.check(n_max)
+
+# Percentile-latency SLAs and dispatch to n backends (Swayam); times in seconds.
+MU = Domain("mu", "requests per s", low=0.0, low_open=True, typical=(1.0, 1000.0),
+            description="service rate μ of one backend (1/mean service time)")
+N_BACKENDS = Domain("n", "backends", low=1.0, integer=True, typical=(1, 200),
+                    description="number of backends (replicas, GPUs)")
+NET_DELAY = Domain("d1", "s", low=0.0, typical=(0.0, 0.01),
+                   description="message time or retry pause (d1, d2, Δ), also a fixed service time")
+PERCENTILE = Domain("percentile", "%", low=0.0, high=100.0, low_open=True, high_open=True,
+                    typical=(50.0, 99.9), description="service level, e.g. 99 for p99")
+RESPONSE_TARGET = Domain("rt", "s", low=0.0, typical=(0.01, 1.0),
+                         description="response-time target RT of the SLA")
+N_REQUESTS = Domain("n_requests", "requests", low=1.0, integer=True, typical=(1_000, 1_000_000),
+                    description="number of simulated requests")
+HEADROOM = Domain("headroom", "fraction", low=0.0, typical=(0.0, 0.5),
+                  description="extra load provisioned for, as a fraction of the measured rate")
+PROVISIONING_DELAY = Domain("provisioning_delay", "s", low=0.0, typical=(0.0, 600.0),
+                            description="time from ordering a replica to it serving")
+INTERVAL = Domain("interval_s", "s", low=0.0, low_open=True, typical=(1.0, 3600.0),
+                  description="length of one interval of a load trace")
+COST = Domain("cost_per_gpu_hour", "currency per GPU-hour", low=0.0, typical=(0.0, 10.0),
+              description="price of one replica (GPU) per hour")
+LATENCY_TARGET_MS = Domain("latency_target_ms", "ms", low=0.0, low_open=True,
+                           typical=(1.0, 500.0),
+                           description="mean-latency target of one GPU at its operating point")
+LLM_BATCH = Domain("b", "requests", low=1.0, integer=True, typical=(1, 64),
+                   description="LLM batch size (fixed batching) or batch-size grid")
+LLM_MAX_TOKENS = Domain("l", "tokens", low=0.0, typical=(0.0, 2048.0),
+                        description="largest output-token count in a batch (eq 18)")
+LLM_K1 = Domain("k1", "s per request", low=0.0, low_open=True, typical=(0.001, 0.2),
+                description="first-token time per request in the batch (eq 18)")
+LLM_K2 = Domain("k2", "s", low=0.0, typical=(0.0, 1.0),
+                description="first-token time per batch (eq 18)")
+LLM_K3 = Domain("k3", "s per token per request", low=0.0, typical=(0.0, 0.002),
+                description="per-token decode time per request in the batch (eq 18)")
+LLM_K4 = Domain("k4", "s per token", low=0.0, typical=(0.0, 0.05),
+                description="per-token decode time per batch (eq 18)")
+LLM_KV_CAPACITY = Domain("kv_capacity_tokens", "tokens", low=0.0, low_open=True, allow_inf=True,
+                         typical=(1_000.0, 1_000_000.0),
+                         description="KV-cache capacity of continuous batching, in tokens")
+LLM_PROMPT_TOKENS = Domain("prompt_tokens", "tokens", low=0.0, typical=(0.0, 2048.0),
+                           description="input tokens each request holds in the KV cache")
+# CPU-GPU pipeline (May & Voigt 2010): engine/pipeline.py
+PIPE_MU = Domain("mu", "jobs per time unit", low=0.0, low_open=True, typical=(0.1, 10.0),
+                 description="service rate of one server of a station")
+PIPE_MU_CPU = Domain("mu_cpu", "jobs per time unit", low=0.0, low_open=True, typical=(0.1, 10.0),
+                     description="CPU stage service rate (host preparation + host-to-device copy)")
+PIPE_MU_MEM = Domain("mu_mem", "jobs per time unit", low=0.0, low_open=True, typical=(0.1, 10.0),
+                     description="GPU global-memory stage service rate (device-memory traffic)")
+PIPE_MU_CU = Domain("mu_cu", "jobs per time unit", low=0.0, low_open=True, typical=(0.01, 1.0),
+                    description="service rate of one compute unit (SM)")
+PIPE_K = Domain("K", "jobs", low=1.0, integer=True, typical=(1, 16),
+                description="jobs the GPU global-memory stage holds, the one in service included")
+PIPE_C = Domain("c", "servers", low=1.0, integer=True, typical=(1, 128),
+                description="number of compute units (servers without buffer)")

@@ -1,0 +1,77 @@
+"""Statistics of simulated sample paths, shared by every simulator.
+
+Batch-means confidence intervals (consecutive jobs in ``N_GROUPS`` groups, merged
+while neighbouring group means stay correlated) and exact percentiles by
+partial sorting.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+N_GROUPS = 160            # initial batch means for the confidence intervals
+MIN_GROUPS = 10           # never merge below this many
+MAX_LAG1 = 0.1            # merge batch means while their lag-1 correlation exceeds this
+PERCENTILES = (50.0, 95.0, 99.0)
+
+
+def ci95_half_width(group_sums: np.ndarray, counted: int) -> tuple[float, bool]:
+    """95% CI half-width of a mean from batch means, and whether it is trustworthy.
+
+    Starts from ``N_GROUPS`` equal-count groups of consecutive jobs and merges
+    neighbours while the lag-1 autocorrelation of the group means exceeds 0.1
+    (the groups are then too short to be independent), down to 10 groups.  The
+    flag is False when even 10 groups stay correlated: the run is too short for
+    its load (typical near saturation) and the interval is too narrow.
+    """
+    counts = np.diff(np.arange(N_GROUPS + 1) * counted // N_GROUPS).astype(float)
+    sums = np.asarray(group_sums, dtype=float)
+    while True:
+        if np.any(counts == 0):
+            return float("inf"), False
+        means = sums / counts
+        k = means.size
+        dev = means - means.mean()
+        denom = np.dot(dev, dev)
+        lag1 = np.dot(dev[1:], dev[:-1]) / denom if denom > 0 else 0.0
+        if lag1 <= MAX_LAG1 or k // 2 < MIN_GROUPS:
+            break
+        sums = sums.reshape(-1, 2).sum(axis=1)          # N_GROUPS = 10·2^m halves evenly
+        counts = counts.reshape(-1, 2).sum(axis=1)
+    half = stats.t.ppf(0.975, k - 1) * means.std(ddof=1) / np.sqrt(k)
+    return float(half), bool(lag1 <= MAX_LAG1)
+
+
+def _order_statistics(values: np.ndarray, ranks) -> dict:
+    """The given 0-based order statistics of ``values``, partitioning it in place.
+
+    One single-kth partition per rank on ever smaller segments (numpy's
+    multi-kth partition is several times slower).
+    """
+    out = {}
+
+    def select(lo: int, hi: int, ks: list) -> None:
+        if not ks:
+            return
+        mid = len(ks) // 2
+        k = ks[mid]
+        segment = values[lo:hi]
+        segment.partition(k - lo)
+        out[k] = float(segment[k - lo])
+        select(lo, k, ks[:mid])
+        select(k + 1, hi, ks[mid + 1:])
+
+    select(0, values.size, sorted(set(int(k) for k in ranks)))
+    return out
+
+
+def percentiles(values: np.ndarray, q=PERCENTILES) -> np.ndarray:
+    """np.percentile's default (linear) percentiles; reorders ``values`` in place."""
+    n = values.size
+    pos = np.asarray(q) / 100.0 * (n - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    stat = _order_statistics(values, np.concatenate([lo, hi]))
+    v_lo = np.array([stat[k] for k in lo])
+    v_hi = np.array([stat[k] for k in hi])
+    return v_lo + (pos - lo) * (v_hi - v_lo)

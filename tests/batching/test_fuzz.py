@@ -1,0 +1,407 @@
+"""Fuzz tests of the GPU dynamic batching (engine.batching and its solvers, curves, answers, simulator): the contract of tests/fuzzing.py
+over every public function's declared domains; ``FUZZED`` maps each public name
+to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+
+
+# ============================================================ engine.batching: closed forms
+
+BATCHING_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX, "beta": BETA,
+                    "c0": C0}
+
+
+@FUZZ_VECTOR
+@given(valid(ALPHA), valid(TAU0), sweep(b_maxes()), st.data())
+def test_batching_capacity(alpha, tau0, b_max, data):
+    """capacity: finite, positive, 1/α without a cap and μ[b_max] = b/τ[b] with one."""
+    params = dict(alpha=alpha, tau0=tau0, b_max=b_max)
+    c = batching.capacity(alpha, tau0, b_max)
+    free = unlimited(b_max)
+    assert np.all(np.isfinite(c) & (c > 0) & (c <= (1 / alpha) * (1 + 1e-12)))
+    assert np.all(c[free] == 1 / alpha)
+    b = arr([np.inf if x is None else x for x in b_max])[~free]
+    assert close(c[~free], b / (alpha * b + tau0), 1e-12)
+    for b, cap in zip(b_max, c):
+        assert batching.DynamicBatching(alpha, tau0, b).capacity == cap
+    tally(batching.capacity, POINTS)
+    tally(batching.DynamicBatching, POINTS)
+    p, bad = corrupt(data, params, BATCHING_DOMAINS)
+    rejects((batching.capacity, batching.DynamicBatching), p, bad)
+
+
+@FUZZ_VECTOR
+@given(valid(ALPHA), valid(TAU0), loads(), valid(BETA), valid(C0), st.data())
+def test_batching_closed_forms(alpha, tau0, rho, beta, c0, data):
+    """φ0, φ1, φ (eqs 41-43), the energy bound (eq 40), Yang's eq 16, over loads."""
+    cap = float(batching.capacity(alpha, tau0))          # φ's capacity: 1/α (b_max = ∞)
+    lam = at_load(rho, cap)
+    unstable = lam >= cap
+    params = dict(lam=lam, alpha=alpha, tau0=tau0, beta=beta, c0=c0)
+    bounds = [call(f, params) for f in (batching.phi0, batching.phi1, batching.phi)]
+    for f, v in zip((batching.phi0, batching.phi1, batching.phi), bounds):
+        assert_inf_iff(v, unstable, f.__name__)
+        assert np.all(v >= (alpha + tau0) * (1 - 1e-12)), f.__name__   # φ ≥ E[W] ≥ α + τ0
+    assert np.array_equal(bounds[2], np.minimum(bounds[0], bounds[1]))
+    eta = call(batching.energy_efficiency_bound, params)
+    assert np.all(np.isfinite(eta) & (eta > 0) & (eta <= (1 / beta) * (1 + 1e-12)))
+    assert np.all(eta[unstable] == 1 / beta)
+    assert np.array_equal(batching.DynamicBatching(alpha, tau0).phi(lam), bounds[2])
+    # Yang et al. eq 16 takes (λ, α, β) with β the batch overhead (τ0 here).
+    yang = dict(lam=lam, alpha=alpha, beta=tau0)
+    for f in (llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi):
+        v = call(f, yang)
+        assert_inf_iff(v, unstable, f.__name__)
+        assert np.all(v >= 0)
+    for f in (batching.phi0, batching.phi1, batching.phi, batching.energy_efficiency_bound,
+              llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi):
+        tally(f, POINTS)
+
+    p, bad = corrupt(data, params, BATCHING_DOMAINS)
+    rejects((batching.phi0, batching.phi1, batching.phi, batching.energy_efficiency_bound), p, bad)
+    if bad in ("lam", "alpha", "tau0"):
+        yang = dict(lam=p["lam"], alpha=p["alpha"], beta=p["tau0"])
+        rejects((llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi), yang,
+                "beta" if bad == "tau0" else bad)
+
+
+# ============================================================ engine.batching: exact solution
+
+def check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable):
+    """Exact E[W], E[B], utilisation and η against their bounds; inf exactly when unstable.
+
+    All functions of ``engine.batching`` that solve the queue are called (each
+    solves it anew, apart from the cached finite-b_max chain).
+    """
+    st_ = batching.stationary(lam, alpha, tau0, b_max)
+    assert_no_nan(st_)
+    assert_inf_iff(st_.mean_latency, unstable, "mean_latency")
+    assert_inf_iff(st_.mean_wait, unstable, "mean_wait")
+    w = batching.mean_latency(lam, alpha, tau0, b_max)
+    assert np.array_equal(w, st_.mean_latency)
+    assert np.all(w >= (alpha + tau0) * (1 - 1e-9))             # a job's own batch time
+    wait = batching.mean_wait(lam, alpha, tau0, b_max)
+    assert np.array_equal(wait, st_.mean_wait)
+    assert np.all(wait >= -1e-9 * w)
+    cap_b = np.inf if b_max is None else b_max
+    eb = batching.mean_batch_size(lam, alpha, tau0, b_max)
+    assert np.all((eb >= 1 - 1e-9) & (eb <= cap_b * (1 + 1e-9)))
+    assert np.all(eb[unstable] == cap_b)
+    util = batching.utilization(lam, alpha, tau0, b_max)
+    assert np.all((util >= 0) & (util <= 1 + 1e-9)) and np.all(util[unstable] == 1)
+    eta = batching.energy_efficiency(lam, alpha, tau0, beta, c0, b_max)
+    assert np.all(np.isfinite(eta) & (eta > 0) & (eta <= (1 / beta) * (1 + 1e-9)))
+    model = batching.DynamicBatching(alpha, tau0, b_max)
+    assert np.array_equal(model.mean_latency(lam), w)
+    assert np.array_equal(model.mean_batch_size(lam), eb)
+    assert np.array_equal(model.utilization(lam), util)
+    for f in (batching.stationary, batching.mean_latency, batching.mean_wait,
+              batching.mean_batch_size, batching.utilization, batching.energy_efficiency):
+        tally(f, np.size(lam))
+    return w, eta
+
+
+EXACT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "beta": BETA, "c0": C0}
+
+
+# ~0.3 s per example: ten solver calls, each iterating ~5,000 times when a point has
+# ρ = 0.999 and λτ0 ≈ 0 (the series' slowest corner).
+@fuzz(240, POINTS)
+@given(valid(ALPHA), valid(TAU0), loads(), valid(BETA), valid(C0), st.data())
+@example(1.0, 0.0, np.full(POINTS, 0.999), 1.0, 1.0, None).via("ρ = 0.999, τ0 = 0")
+def test_batching_exact_unlimited(alpha, tau0, rho, beta, c0, data):
+    """b_max = ∞: the generating-function series (``engine.batch_chain``), below φ
+    (Theorem 2) and above the energy bound (eq 40)."""
+    cap = float(batching.capacity(alpha, tau0))
+    lam = at_load(rho, cap)
+    unstable = lam >= cap
+    w, eta = check_stationary(lam, alpha, tau0, None, beta, c0, unstable)
+    ok = ~unstable
+    assert np.all(w[ok] <= batching.phi(lam[ok], alpha, tau0) * (1 + 1e-9))     # Theorem 2
+    assert np.all(eta[ok] >= batching.energy_efficiency_bound(lam[ok], alpha, tau0, beta, c0)
+                  * (1 - 1e-9))                                                  # eq 40
+    la = lam[ok]
+    p0 = batch_chain.unlimited_idle_weight(la * alpha, la * tau0)
+    assert np.all((p0 >= 0) & (p0 <= 1))          # underflows to 0 when λτ0 is huge
+    p, eb, eb2 = batch_chain.unlimited_moments(la, alpha, tau0)
+    assert_no_nan((p, eb, eb2))
+    assert np.array_equal(p, p0) and np.all(eb >= 1 - 1e-12) and np.all(eb2 >= eb * eb * (1 - 1e-9))
+    tally(batch_chain.unlimited_idle_weight, la.size)
+    tally(batch_chain.unlimited_moments, la.size)
+    if data is None:
+        return
+    params = dict(lam=lam, alpha=alpha, tau0=tau0, beta=beta, c0=c0)
+    p, bad = corrupt(data, params, EXACT_DOMAINS)
+    rejects((batching.stationary, batching.mean_latency, batching.mean_wait,
+             batching.mean_batch_size, batching.utilization, batching.energy_efficiency), p, bad)
+
+
+# Each stable point is one banded solve (cached for the other functions): 10-130 ms
+# near ρ = 0.999.
+@fuzz(320, POINTS)
+@given(valid(ALPHA), valid(TAU0), st.integers(1, 8), loads(), valid(BETA), valid(C0), st.data())
+@example(1.0, 0.0, 1, np.full(POINTS, 0.999), 1.0, 1.0, None).via("b_max = 1 (M/D/1), ρ = 0.999")
+def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
+    """Finite b_max: the departure chain (``batch_chain.limited_solution``) for each point."""
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    lam = at_load(rho, cap)
+    unstable = lam >= cap
+    w, _ = check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable)
+    if b_max == 1:                              # M/D/1: Pollaczek-Khinchine, sojourn
+        s = alpha + tau0
+        ok = ~unstable
+        assert close(w[ok], s + lam[ok] * s * s / (2 * (1 - lam[ok] * s)), 1e-6)
+    stable = np.flatnonzero(~unstable)
+    if stable.size:
+        tau = alpha * np.arange(1, b_max + 1) + tau0
+        sol = batch_chain.limited_solution(float(lam[stable[0]]), tau)
+        assert_no_nan(sol)
+        assert close(sol.mean_latency, w[stable[0]], 1e-12)
+        assert close(sol.batch_size_pmf.sum(), 1.0, 1e-9)
+        tally(batch_chain.limited_solution)
+    if data is None:
+        return
+    params = dict(lam=lam, alpha=alpha, tau0=tau0, b_max=b_max, beta=beta, c0=c0)
+    p, bad = corrupt(data, params, BATCHING_DOMAINS)
+    rejects((batching.stationary, batching.mean_latency, batching.mean_wait,
+             batching.mean_batch_size, batching.utilization, batching.energy_efficiency), p, bad)
+
+
+# ============================================================ engine.batching_curves
+
+# One case solves 3·n_points loads (a banded solve each for a finite b_max): ~0.2 s.
+@fuzz(60)
+@given(valid(ALPHA), valid(TAU0), st.one_of(st.none(), st.integers(1, 8)),
+       st.one_of(st.none(), st.tuples(valid(BETA), valid(C0))), st.integers(2, 8),
+       st.one_of(st.floats(0.005, 0.999), st.just(0.999)), st.data())
+def test_batching_curves(alpha, tau0, b_max, energy, n_points, max_fraction, data):
+    """load_curves and b_max_family: every value finite below capacity, bounds ordered."""
+    beta, c0 = energy if energy else (None, None)
+    curves = batching_curves.load_curves(alpha, tau0, b_max, beta, c0, n_points, max_fraction)
+    assert_no_nan(curves)
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    assert curves.capacity == cap and np.all(curves.lam < cap) and curves.lam.size == n_points
+    assert np.all(np.isfinite(curves.mean_latency))
+    assert np.all(curves.mean_latency >= (alpha + tau0) * (1 - 1e-9))
+    if b_max is None:
+        assert np.all(curves.mean_latency <= curves.phi * (1 + 1e-9))
+    assert (curves.energy_efficiency is None) == (beta is None)
+    family = batching_curves.b_max_family(alpha, tau0, [1, b_max or 2], n_points, max_fraction)
+    for b, lam, w in family:
+        assert_no_nan(w)
+        assert np.all(np.isfinite(w)) and np.all(lam < batching.capacity(alpha, tau0, b))
+    tally(batching_curves.load_curves)
+    tally(batching_curves.b_max_family)
+    params = dict(alpha=alpha, tau0=tau0, b_max=b_max, beta=1.0 if beta is None else beta,
+                  c0=1.0 if c0 is None else c0)
+    p, bad = corrupt(data, params, BATCHING_DOMAINS)
+    raises_naming(bad, batching_curves.load_curves, p["alpha"], p["tau0"], p["b_max"],
+                  p["beta"], p["c0"], n_points, max_fraction)
+    if bad in ("alpha", "tau0"):
+        raises_naming(bad, batching_curves.b_max_family, p["alpha"], p["tau0"], [1], n_points)
+    for name, domain in (("n_points", batching_curves.N_POINTS),
+                         ("max_fraction", batching_curves.MAX_FRACTION)):
+        value = data.draw(invalid(domain), label=f"bad {name}")
+        raises_naming(name, batching_curves.load_curves, alpha, tau0, b_max, **{name: value})
+        raises_naming(name, batching_curves.b_max_family, alpha, tau0, [1], **{name: value})
+
+
+# ============================================================ engine.operating_point
+
+PRICES = {"gpu_usd_per_hour": operating_point.PRICE, "usd_per_kwh": operating_point.PRICE,
+          "lam_per_ms": LAM, "joules_per_request": operating_point.ENERGY}
+
+
+def _sim_result(lat, rng):
+    """A simulation summary with the given mean latency (other fields consistent)."""
+    return sim.BatchingSimResult(lat, 0.1 * lat, lat, 1.5 * lat, 2 * lat, 0.5 * lat, 0.05 * lat,
+                                 1 + rng, min(1.0, rng), 100, True)
+
+
+@FUZZ_VECTOR
+@given(sweep(valid(LAM)), valid(operating_point.ENERGY), valid(operating_point.PRICE),
+       valid(operating_point.PRICE),
+       sweep(st.one_of(st.none(), st.floats(0.1, 1e3))), valid(operating_point.TARGET),
+       st.one_of(st.none(), st.integers(0, 2 ** 63)), st.data())
+def test_operating_point_costs_and_sweeps(lam, joules, gpu, kwh, p99, target, seed, data):
+    """cost_per_million, rate_seed, sweep_from_results, max_rate_for_p99, merge_delay_sweeps."""
+    lam = arr(lam)
+    cost = operating_point.cost_per_million(lam, joules, gpu, kwh)
+    assert_no_nan(cost)
+    assert np.all(cost >= 0)
+    assert np.all(np.isfinite(cost[lam > 0]))              # a served request has a price
+    tally(operating_point.cost_per_million, POINTS)
+    seqs = [operating_point.rate_seed(seed, i) for i in range(POINTS)]
+    assert len({s.generate_state(1)[0] for s in seqs}) > 1 or POINTS == 1
+    tally(operating_point.rate_seed, POINTS)
+    # A sweep over increasing rates; None marks a rate the sweep found unstable.
+    grid = np.sort(np.abs(lam[np.isfinite(lam)])) if np.isfinite(lam).any() else np.ones(1)
+    lat = np.sort([np.inf if x is None else x for x in p99])[:grid.size]
+    results = [None if np.isinf(x) else _sim_result(x, float(i) / POINTS)
+               for i, x in enumerate(lat)]
+    sweep_ = operating_point.sweep_from_results(grid[:len(results)], results)
+    assert_no_nan(sweep_)
+    assert np.array_equal(np.isinf(sweep_.mean_latency), [r is None for r in results])
+    best = operating_point.max_rate_for_p99(target, sweep_)
+    assert np.isfinite(best) and 0 <= best <= sweep_.lam[-1]
+    parts = [operating_point.DelaySweep(np.array([d]), np.array([x]), np.array([2 * x]),
+                                        np.array([1.0]), d, 2 * lat[0])
+             for d, x in zip(grid[:3], lat[:3])]
+    merged = operating_point.merge_delay_sweeps(parts)
+    assert_no_nan(merged)
+    assert merged.best_delay_ms == merged.delay_ms[np.argmin(merged.p99)]
+    for f in (operating_point.sweep_from_results, operating_point.max_rate_for_p99,
+              operating_point.merge_delay_sweeps):
+        tally(f, POINTS)
+    params = dict(lam_per_ms=lam, joules_per_request=joules, gpu_usd_per_hour=gpu,
+                  usd_per_kwh=kwh)
+    p, bad = corrupt(data, params, PRICES)
+    rejects((operating_point.cost_per_million,), p, bad)
+    bad_target = data.draw(invalid(operating_point.TARGET), label="bad target_ms")
+    raises_naming("target_ms", operating_point.max_rate_for_p99, bad_target, sweep_)
+
+
+# Three short simulations a case (~2 ms each), POINTS loads an example.
+@fuzz(1000, POINTS)
+@given(valid(ALPHA, low=1e-4, high=100.0), valid(TAU0, high=100.0),
+       st.one_of(st.none(), st.integers(1, 16)), loads(), st.integers(1, 200),
+       st.integers(1, 16), st.lists(valid(DELAY, high=1e3), min_size=1, max_size=3),
+       st.integers(0, 2 ** 32), st.data())
+def test_operating_point_simulated(alpha, tau0, b_max, rho, n_jobs, preferred, delays, seed,
+                                   data):
+    """simulate_rate (None where unstable), simulate_rates (inf there), sweep_queue_delay."""
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    lam = at_load(rho, cap)
+    preferred = min(preferred, b_max or preferred)
+    for x in lam:
+        r = operating_point.simulate_rate(float(x), alpha, tau0, b_max, n_jobs, seed)
+        assert (r is None) == (not 0 < x < cap)
+        if r is not None:
+            assert_no_nan(r)
+        tally(operating_point.simulate_rate)
+    grid = lam[:2]
+    seen = []
+    sweep_ = operating_point.simulate_rates(grid, alpha, tau0, b_max, n_jobs, seed,
+                                            progress=seen.append)
+    assert_no_nan(sweep_)
+    assert_inf_iff(sweep_.mean_latency, ~((grid > 0) & (grid < cap)), "simulate_rates")
+    assert seen[-1] == 1.0
+    tally(operating_point.simulate_rates, grid.size)
+    stable = lam[(lam > 0) & (lam < cap)]
+    x = float(stable[0]) if stable.size else 0.5 * cap
+    delay = operating_point.sweep_queue_delay(x, alpha, tau0, b_max, preferred, delays, n_jobs,
+                                              seed)
+    assert_no_nan(delay)
+    assert delay.best_delay_ms in delay.delay_ms and delay.delay_ms.size == len(delays)
+    tally(operating_point.sweep_queue_delay)
+    bad = data.draw(invalid(DELAY), label="bad delay")
+    with pytest.raises(ValueError) as err:
+        operating_point.sweep_queue_delay(x, alpha, tau0, b_max, preferred, [bad], n_jobs, seed)
+    assert "delay" in str(err.value)
+    raises_naming("alpha", operating_point.simulate_rates, grid, -1.0, tau0)
+
+
+SIM_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX, "n_jobs": N_JOBS,
+               "max_queue_delay": DELAY, "preferred_batch_size": PREFERRED,
+               "warmup_jobs": WARMUP}
+
+
+def check_sim_result(r, n_jobs, warmup, tau1, horizon):
+    """A summary of a simulated run: no NaN, latencies at least one batch time τ[1]
+    (up to the rounding of times as large as ``horizon``)."""
+    assert_no_nan(r)
+    assert r.n_jobs == n_jobs - min(warmup, n_jobs - 1)
+    assert r.mean_latency >= tau1 * (1 - 1e-9) - 1e-12 * horizon and r.p50 <= r.p95 <= r.p99
+    rounding = 1e-12 * horizon / tau1 if tau1 > 0 else np.inf
+    assert r.mean_wait >= -1e-9 - 1e-12 * horizon and 1 <= r.mean_batch_size
+    assert 0 <= r.utilization <= 1 + 1e-9 + rounding
+
+
+# ============================================================ engine.sim
+
+@FUZZ_VECTOR
+@given(valid(ALPHA, low=1e-4, high=100.0), valid(TAU0, high=100.0),
+       st.one_of(st.none(), st.integers(1, 32)), loads(), st.integers(1, 300),
+       st.one_of(st.none(), st.integers(0, 400)), st.one_of(st.just(0.0), valid(DELAY)),
+       st.one_of(st.none(), st.integers(1, 32)), st.sampled_from(["alpha", "table", "callable"]),
+       st.integers(0, 2 ** 32), st.data())
+def test_simulate_batching(alpha, tau0, b_max, rho, n_jobs, warmup, delay, preferred, law,
+                           seed, data):
+    """simulate_batching, simulate_records, summarize, at stable and unstable loads.
+
+    Loads beyond capacity are simulated too (a finite run is well defined); λ = 0
+    and λ = inf raise ``ValueError`` naming lam (nothing to simulate).
+    """
+    if preferred is not None and b_max is not None:
+        preferred = min(preferred, b_max)
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    tau = alpha * np.arange(1, (b_max or 64) + 1) + tau0
+    kw = dict(alpha=alpha, tau0=tau0) if law == "alpha" else dict(
+        batch_time=tau if law == "table" else (lambda b: alpha * np.asarray(b) + tau0))
+    for lam in at_load(rho, cap):
+        args = dict(lam=lam, b_max=b_max, n_jobs=n_jobs, seed=seed, max_queue_delay=delay,
+                    preferred_batch_size=preferred, **kw)
+        if not 0 < lam < np.inf:
+            raises_naming("lam", sim.simulate_batching, **args)
+            raises_naming("lam", sim.simulate_records, **args)
+            continue
+        r = sim.simulate_batching(**args, warmup_jobs=warmup)
+        horizon = n_jobs * (1 / lam + tau[-1] + delay)
+        check_sim_result(r, n_jobs, n_jobs // 10 if warmup is None else warmup, tau[0], horizon)
+        rec = sim.simulate_records(**args)
+        assert_no_nan(rec)
+        assert np.all(rec.finish >= rec.start) and np.all(rec.start >= rec.arrival)
+        summary = sim.summarize(rec, warmup or 0)
+        check_sim_result(summary, n_jobs, warmup or 0, tau[0], horizon)
+        for f in (sim.simulate_batching, sim.simulate_records, sim.summarize):
+            tally(f)
+    params = dict(lam=max(float(at_load(rho[0], cap)), 1e-3) if np.isfinite(rho[0]) else 1.0,
+                  alpha=alpha, tau0=tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
+                  max_queue_delay=delay, preferred_batch_size=preferred or 1,
+                  warmup_jobs=warmup or 0)
+    p, bad = corrupt(data, params, SIM_DOMAINS)
+    rejects((sim.simulate_batching, sim.simulate_records), p, bad)
+
+
+# ============================================================ every public function has a case
+
+from tests.sla import test_fuzz as sla_fuzz  # a module: its tests are not collected twice
+# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
+# own to fuzz) names the test that builds and checks it and the function it comes from.
+FUZZED = {
+    batching: {
+        "capacity": test_batching_capacity, "DynamicBatching": test_batching_capacity,
+        "phi0": test_batching_closed_forms, "phi1": test_batching_closed_forms,
+        "phi": test_batching_closed_forms,
+        "energy_efficiency_bound": test_batching_closed_forms,
+        "stationary": test_batching_exact_unlimited,
+        "Stationary": (test_batching_exact_unlimited, "stationary"),
+        "mean_latency": test_batching_exact_unlimited, "mean_wait": test_batching_exact_unlimited,
+        "mean_batch_size": test_batching_exact_unlimited,
+        "utilization": test_batching_exact_unlimited,
+        "energy_efficiency": test_batching_exact_unlimited},
+    batch_chain: {
+        "unlimited_idle_weight": test_batching_exact_unlimited,
+        "unlimited_moments": test_batching_exact_unlimited,
+        "limited_solution": test_batching_exact_capped,
+        "LimitedSolution": (test_batching_exact_capped, "limited_solution")},
+    batching_curves: {
+        "load_curves": test_batching_curves, "b_max_family": test_batching_curves,
+        "LoadCurves": (test_batching_curves, "load_curves")},
+    operating_point: {
+        "cost_per_million": test_operating_point_costs_and_sweeps,
+        "rate_seed": test_operating_point_costs_and_sweeps,
+        "sweep_from_results": test_operating_point_costs_and_sweeps,
+        "max_rate_for_p99": test_operating_point_costs_and_sweeps,
+        "merge_delay_sweeps": test_operating_point_costs_and_sweeps,
+        "RateSweep": (test_operating_point_costs_and_sweeps, "sweep_from_results"),
+        "DelaySweep": (test_operating_point_costs_and_sweeps, "merge_delay_sweeps"),
+        "simulate_rate": test_operating_point_simulated,
+        "simulate_rates": test_operating_point_simulated,
+        "sweep_queue_delay": test_operating_point_simulated,
+        "max_rate_for_mean_latency": sla_fuzz.test_gpu_operating_point},
+    sim: {
+        "simulate_batching": test_simulate_batching, "simulate_records": test_simulate_batching,
+        "summarize": test_simulate_batching,
+        "SimRecords": (test_simulate_batching, "simulate_records"),
+        "BatchingSimResult": (test_simulate_batching, "simulate_batching")},
+}

@@ -1,0 +1,376 @@
+"""Fuzz tests of the shared engine code: fits, presets, token laws: the contract of tests/fuzzing.py
+over every public function's declared domains; ``FUZZED`` maps each public name
+to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from engine.core import jit
+from engine.core import stats as stats_core
+from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+
+
+# ============================================================ engine.fit
+
+POSITIVE = st.floats(1e-6, 1e9, allow_subnormal=False)
+NOT_POSITIVE = st.sampled_from([0.0, -1.0, math.nan, math.inf, -math.inf])
+
+
+@FUZZ_VECTOR
+@given(st.lists(st.integers(1, 4096), min_size=POINTS + 1, max_size=POINTS + 1),
+       st.lists(st.tuples(POSITIVE, POSITIVE, POSITIVE), min_size=POINTS + 1,
+                max_size=POINTS + 1), st.data())
+def test_fits(sizes, columns, data):
+    """linear_fit and the three profile fits, on every prefix (2..17 rows) of a drawn table.
+
+    Fewer than 2 distinct sizes (or collinear token counts) is the documented
+    ``ValueError`` naming the column.
+    """
+    b = np.array(sizes, dtype=float)
+    thr, power, secs = (np.array(c) for c in zip(*columns))
+    for n in range(2, POINTS + 2):
+        bb, tt, pp, ss = b[:n], thr[:n], power[:n], secs[:n]
+        line = fit.linear_fit(bb, 1000 * bb / tt)
+        assert_no_nan(line)
+        assert line.r2 <= 1 + 1e-9
+        if np.unique(bb).size < 2:
+            raises_naming("batch_size", fit.fit_batch_profile, bb, tt, pp)
+            raises_naming("output_tokens", fit.fit_token_latency, bb, ss)
+            continue
+        prof = fit.fit_batch_profile(bb, tt, pp)
+        assert_no_nan(prof)
+        assert np.all(np.isfinite(prof.batch_time(bb)))
+        tok = fit.fit_token_latency(bb, ss)
+        assert_no_nan(tok)
+        assert np.all(np.isfinite(tok.latency_s(bb)))
+        inputs = tt.round() + 1
+        try:
+            both = fit.fit_token_latency_with_input(bb, inputs, ss)
+        except ValueError as err:       # documented: too few distinct values, or collinear
+            assert "output_tokens" in str(err) or "input_tokens" in str(err)
+        else:
+            assert_no_nan(both)
+            assert np.all(np.isfinite(both.latency_s(bb, inputs)))
+            tally(fit.fit_token_latency_with_input)
+        for f in (fit.linear_fit, fit.fit_batch_profile, fit.fit_token_latency):
+            tally(f)
+    column = data.draw(st.sampled_from(["batch_size", "throughput_per_s", "power_w"]))
+    cols = dict(batch_size=b, throughput_per_s=thr, power_w=power)
+    bad = cols[column].copy()
+    bad[data.draw(st.integers(0, bad.size - 1))] = data.draw(NOT_POSITIVE)
+    raises_naming(column, fit.fit_batch_profile, **{**cols, column: bad})
+    raises_naming(column, fit.fit_batch_profile, **{**cols, column: bad[:-1]})  # short column
+    distinct = np.arange(1.0, b.size + 1)
+    raises_naming("seconds", fit.fit_token_latency, distinct,
+                  np.where(np.isfinite(bad), -1.0, bad))
+    raises_naming("input_tokens", fit.fit_token_latency_with_input, distinct, -thr, secs)
+    bad_x = data.draw(st.sampled_from([math.nan, math.inf, "x"]))
+    raises_naming("x", fit.linear_fit, [1.0, bad_x, 3.0], [1.0, 2.0, 3.0])
+    raises_naming("y", fit.linear_fit, [1.0, 2.0, 3.0], [1.0, bad_x, 3.0])
+
+
+# ============================================================ engine.presets
+
+def _toml_value(v):
+    if isinstance(v, str):
+        return '"' + v.replace('"', "'") + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v == math.inf else "-inf" if v == -math.inf
+                                           else repr(v))
+    return repr(v)
+
+
+def _toml(top: dict, columns: dict | None = None) -> str:
+    lines = [f"{k} = {_toml_value(v)}" for k, v in top.items()]
+    if columns is not None:
+        lines.append("[columns]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in columns.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _preset_texts(scale, base):
+    """One valid file of each preset kind, scaled by ``scale`` (> 0)."""
+    n = len(base)
+    sizes = sorted({int(x) for x in np.cumsum(np.ceil(np.array(base) * scale)) + 1})
+    sizes = sizes if len(sizes) >= 2 else [1, 2]
+    meta = dict(name="fuzz", source="generated")
+    return {
+        "batch": _toml(dict(id="p", **meta), dict(
+            batch_size=sizes, throughput_images_per_s=[100.0 * scale * (1 + i) for i in
+                                                       range(len(sizes))],
+            board_power_w=[50.0 + scale] * len(sizes))),
+        "token": _toml(dict(id="t", **meta), dict(
+            input_tokens=[128] * n, output_tokens=list(range(1, n + 1)),
+            latency_s=[0.5 + scale * (i + 1) for i in range(n)])),
+        "llm": _toml(dict(id="l", **meta, k1_s_per_request=0.06 * scale, k2_s=0.1,
+                          k3_s_per_token_per_request=0.0003 * scale, k4_s_per_token=0.02,
+                          kv_capacity_tokens=1000.0 * scale, prompt_tokens=256.0,
+                          estimated=["k2_s"])),
+        "gpu": _toml(dict(id="g", **meta, host_link_bandwidth_GB_per_s=16.0 * scale,
+                          memory_bandwidth_GB_per_s=320.0, memory_GB=16.0 * scale, sm_count=40,
+                          boost_clock_MHz=1590.0, fp32_peak_TFLOP_per_s=8.1 * scale,
+                          fp16_peak_TFLOP_per_s=65.0)),
+        "work": _toml(dict(id="w", **meta, precision="fp32", job_size_bytes=1048576,
+                           flops_per_byte=scale, parallel_fraction=min(1.0, scale),
+                           reuse_factor=1.0 + scale, host_GFLOP_per_s=50.0, memory_slots=4)),
+    }
+
+
+PRESET_LOADERS = {"batch": (presets.load_batch_profile, presets.batch_profiles),
+                  "token": (presets.load_token_latency_profile, presets.token_latency_profiles),
+                  "llm": (presets.load_llm_batch_time, presets.llm_batch_time_presets),
+                  "gpu": (presets.load_gpu_spec, presets.gpu_specs),
+                  "work": (presets.load_pipeline_workload, presets.pipeline_workloads)}
+PRESET_FIELDS = {"batch": ["batch_size", "throughput_images_per_s", "board_power_w"],
+                 "token": ["input_tokens", "output_tokens", "latency_s"],
+                 "llm": ["k1_s_per_request", "k2_s", "kv_capacity_tokens", "prompt_tokens"],
+                 "gpu": ["sm_count", "memory_GB", "fp32_peak_TFLOP_per_s"],
+                 "work": ["job_size_bytes", "parallel_fraction", "reuse_factor", "memory_slots"]}
+
+
+PRESET_FILES = 4     # files of each kind per example (~1 ms each): 500 cases per loader
+
+
+@FUZZ_VECTOR
+@given(sweep(st.floats(1e-3, 1e3)), st.lists(st.floats(0.0, 100.0), min_size=2, max_size=8),
+       st.sampled_from(sorted(PRESET_LOADERS)),
+       st.sampled_from([-1.0, 0.0, math.nan, math.inf, "text", True, 1.5, None]), st.data())
+def test_presets(tmp_path_factory, scales, base, kind, bad_value, data):
+    """Every loader: ``POINTS`` valid files of each kind load (directories too), and a
+    file with one bad field raises ``ValueError`` naming the file and the field."""
+    root = tmp_path_factory.mktemp("presets")
+    for k, (load_one, load_dir) in PRESET_LOADERS.items():
+        folder = root / k
+        folder.mkdir()
+        for i, scale in enumerate(scales[:PRESET_FILES]):
+            path = folder / f"{k}{i}.toml"
+            path.write_text(_preset_texts(scale, base)[k].replace('id = "', f'id = "{i}'))
+            preset = load_one(path)
+            assert_no_nan(preset)
+            if k in ("batch", "token"):
+                assert_no_nan(preset.fit())
+            if k == "token":
+                try:
+                    assert_no_nan(preset.fit_with_input())
+                except ValueError as err:           # every row has 128 input tokens
+                    assert "input_tokens" in str(err)
+        assert len(load_dir(folder)) == PRESET_FILES
+        tally(load_one, PRESET_FILES)
+        tally(load_dir)
+    field = data.draw(st.sampled_from(PRESET_FIELDS[kind]), label="field")
+    text = _preset_texts(1.0, base)[kind]
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{field} =")]
+    column = kind in ("batch", "token")
+    rows = len(next(ln for ln in text.splitlines() if ln.startswith(PRESET_FIELDS[kind][0]))
+               .split(","))
+    if bad_value is not None:
+        value = [bad_value] * rows if column else bad_value
+        lines.append(f"{field} = {_toml_value(value)}")
+    path = root / "bad.toml"
+    path.write_text("\n".join(lines) + "\n")
+    load_one = PRESET_LOADERS[kind][0]
+    if preset_accepts(kind, field, bad_value):
+        assert_no_nan(load_one(path))
+    else:
+        raises_naming(field, load_one, path)
+        raises_naming("bad.toml", load_one, path)
+
+
+OPTIONAL_FIELDS = {"board_power_w", "kv_capacity_tokens", "prompt_tokens"}
+WHOLE_FIELDS = {"batch_size", "input_tokens", "output_tokens", "sm_count", "memory_slots",
+                "job_size_bytes"}
+ZERO_ALLOWED = {"k2_s", "prompt_tokens"}
+
+
+def preset_accepts(kind, field, value) -> bool:
+    """Whether a preset file with ``field`` set to ``value`` (None: missing) is valid."""
+    if value is None:
+        return field in OPTIONAL_FIELDS
+    if isinstance(value, (str, bool)) or not math.isfinite(value) or value < 0:
+        return False
+    if value == 0:
+        return field in ZERO_ALLOWED
+    if value == 1.5:
+        return field not in WHOLE_FIELDS and field != "parallel_fraction"     # at most 1
+    return True
+
+
+# ============================================================ engine.token_laws
+
+TOKEN_K = st.one_of(st.integers(-5, 10 ** 6), st.floats(-10.0, 1e7, allow_nan=False),
+                    st.sampled_from([0, 1, math.inf, -math.inf]))
+
+
+@FUZZ_VECTOR
+@given(valid(TOKEN_LOG_MEAN, low=-5.0, high=12.0), sweep(valid(TOKEN_LOG_SD, high=3.0)),
+       valid(TOKEN_BOUND, high=5000.0), sweep(st.floats(1e-3, 5000.0)),
+       valid(TOKEN_BOUND, high=5000.0), sweep(valid(TOKEN_SD, high=5000.0)),
+       sweep(TOKEN_K), sweep(st.floats(0.0, 1.0)), st.data())
+def test_token_laws(log_mean, log_sds, low, widths, mean, sds, k, q, data):
+    """lognormal, uniform, truncated_normal; token_cdf/pmf/quantile on each law; sampling,
+    grid_top and binned_pmf on one of each kind."""
+    # scipy freezes each law (~1 ms): half the points build one (1,000 cases a constructor)
+    half = POINTS // 2
+    laws = ([token_laws.lognormal(log_mean, s) for s in log_sds[:half]]
+            + [token_laws.uniform(low, low + w) for w in widths[:half]]
+            + [token_laws.truncated_normal(mean, s, low) for s in sds[:half]])
+    laws = laws[::4]                    # the discretisation on 2 laws of each kind (cost)
+    for f in (token_laws.lognormal, token_laws.uniform, token_laws.truncated_normal):
+        tally(f, half)
+    k = np.array(k, dtype=float)
+    q = np.array(q)
+    rng = np.random.default_rng(0)
+    for i, law in enumerate(laws):
+        cdf, pmf = token_laws.token_cdf(law, k), token_laws.token_pmf(law, k)
+        assert_no_nan((cdf, pmf))
+        assert np.all((cdf >= 0) & (cdf <= 1) & (pmf >= 0) & (pmf <= 1))
+        assert np.all(cdf[k < 1] == 0)
+        n = token_laws.token_quantile(law, q)
+        assert_no_nan(n)
+        assert np.all(n >= 1)
+        top_law = token_laws.law_top(law)
+        tally(token_laws.law_top)
+        assert top_law >= 1 and top_law == np.ceil(top_law)
+        if i % 2 == 0:
+            x = token_laws.sample_tokens(law, 50, rng)
+            assert np.all((x >= 1) & (x == np.round(x)))
+            for n_max in (1, 4000, None):
+                try:
+                    top = token_laws.grid_top(law, np.inf if n_max is None else n_max)
+                except ValueError as err:        # documented: an unbounded law needs n_max
+                    assert n_max is None and "n_max" in str(err)
+                else:
+                    assert 1 <= top <= token_laws.MAX_TOKEN_GRID
+            edges, mass = token_laws.binned_pmf(law, 20)
+            assert_no_nan((edges, mass))
+            assert np.all(mass >= -1e-15) and mass.sum() <= 1 + 1e-12
+            for f in (token_laws.sample_tokens, token_laws.grid_top, token_laws.binned_pmf):
+                tally(f)
+        for f in (token_laws.token_cdf, token_laws.token_pmf, token_laws.token_quantile):
+            tally(f, POINTS)
+    which = data.draw(st.sampled_from(["lognormal", "uniform", "truncated_normal"]))
+    if which == "lognormal":
+        name = data.draw(st.sampled_from(["log_mean", "log_sd"]))
+        domain = TOKEN_LOG_MEAN if name == "log_mean" else TOKEN_LOG_SD
+        raises_naming(name, token_laws.lognormal, **{"log_mean": log_mean, "log_sd": 1.0,
+                                                      name: data.draw(invalid(domain))})
+    elif which == "uniform":
+        name = data.draw(st.sampled_from(["low", "high"]))
+        raises_naming(name, token_laws.uniform, **{"low": low, "high": low + 1.0,
+                                                    name: data.draw(invalid(TOKEN_BOUND))})
+        raises_naming("high", token_laws.uniform, low + 1.0, low)     # high must exceed low
+    else:
+        name = data.draw(st.sampled_from(["mean", "sd", "low", "high"]))
+        domain = TOKEN_SD if name == "sd" else TOKEN_BOUND
+        bad = data.draw(invalid(domain))
+        if name == "high" and bad == math.inf:
+            return                                   # high = inf means untruncated
+        raises_naming(name, token_laws.truncated_normal,
+                      **{"mean": mean, "sd": 1.0, "low": low, name: bad})
+
+
+@FUZZ_VECTOR
+@given(sweep(st.lists(st.integers(1, token_laws.MAX_TOKEN_GRID), min_size=1, max_size=12)),
+       sweep(st.floats(-2.0, 1e7, allow_nan=False)), st.sampled_from([None, 0, "count"]),
+       st.sampled_from([0.0, -3.0, 1.5, math.nan, math.inf, "x", token_laws.MAX_TOKEN_GRID + 1]),
+       st.data())
+def test_empirical_tokens(samples, k, column, bad, data):
+    """EmpiricalTokens (from_counts and its scipy-like methods) and empirical_from_csv."""
+    k = np.array(k)
+    for counts in samples:
+        law = token_laws.EmpiricalTokens.from_counts(counts)
+        values = (law.pmf(k), law.cdf(k), law.sf(k), law.ppf(np.clip(k / 1e7, 0, 1)),
+                  law.rvs(5, random_state=0), law.moment(2), law.mean(), law.var(), law.std(),
+                  law.support())
+        assert_no_nan(values)
+        assert law.mean() == pytest.approx(np.mean(counts), rel=1e-12)
+        assert law.var() >= 0 and law.support() == (min(counts), max(counts))
+        header = "" if column != "count" else "count\n"
+        text = header + "\n".join(str(c) for c in counts)
+        again = token_laws.empirical_from_csv(text, column=column)
+        assert np.array_equal(again.values, law.values) and np.allclose(again.probs, law.probs)
+    tally(token_laws.EmpiricalTokens, POINTS)
+    tally(token_laws.empirical_from_csv, POINTS)
+    counts = list(samples[0])
+    counts[data.draw(st.integers(0, len(counts) - 1))] = bad
+    raises_naming("counts", token_laws.EmpiricalTokens.from_counts, counts)
+    raises_naming("csv", token_laws.empirical_from_csv,
+                  "count\n" + "\n".join(str(c) for c in counts))       # a bad row, not a header
+    raises_naming("counts", token_laws.EmpiricalTokens.from_counts, [])
+
+
+
+# ============================================================ engine.core.stats, engine.core.jit
+
+@FUZZ_VECTOR
+@given(values=st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=400),
+       q=st.lists(st.floats(0.0, 100.0), min_size=1, max_size=4),
+       counted=st.integers(0, 10 ** 6), scale=st.floats(1e-9, 1e9))
+def test_simulation_statistics(values, q, counted, scale):
+    """Percentiles equal numpy's linear ones; the batch-means half-width is finite
+    and non-negative when every group holds a job, inf (unreliable) otherwise."""
+    x = np.array(values)
+    got = stats_core.percentiles(x.copy(), q)
+    tally(stats_core.percentiles)
+    assert np.allclose(got, np.percentile(x, q), rtol=1e-12, atol=1e-12 * np.max(np.abs(x)))
+    rng = np.random.default_rng(counted)
+    sums = scale * rng.random(stats_core.N_GROUPS) * max(counted, 1) / stats_core.N_GROUPS
+    half, reliable = stats_core.ci95_half_width(sums, counted)
+    tally(stats_core.ci95_half_width)
+    assert isinstance(reliable, bool)
+    if counted < stats_core.N_GROUPS:
+        assert half == np.inf and not reliable
+    else:
+        assert np.isfinite(half) and half >= 0.0
+
+
+@FUZZ
+@given(backend=st.one_of(st.sampled_from(jit.BACKENDS), st.text(max_size=8), st.integers()))
+def test_jit_switch(backend):
+    """``choose`` returns the compiled loop for None/"numba", the plain one for "numpy",
+    and refuses anything else naming ``backend``; ``compiled`` gives a callable with
+    the same results."""
+    def plain(a, b):
+        return a + b
+    fast = jit.compiled(plain)
+    tally(jit.compiled)
+    assert fast(2, 3) == plain(2, 3) == 5
+    if backend in jit.BACKENDS:
+        chosen = jit.choose(backend, fast, plain)
+        assert chosen is (plain if backend == "numpy" else fast)
+    else:
+        raises_naming("backend", jit.choose, backend, fast, plain)
+    tally(jit.choose)
+
+
+# ============================================================ every public function has a case
+
+# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
+# own to fuzz) names the test that builds and checks it and the function it comes from.
+FUZZED = {
+    stats_core: {"percentiles": test_simulation_statistics,
+                 "ci95_half_width": test_simulation_statistics},
+    jit: {"compiled": test_jit_switch, "choose": test_jit_switch},
+    fit: {
+        "linear_fit": test_fits, "fit_batch_profile": test_fits, "fit_token_latency": test_fits,
+        "fit_token_latency_with_input": test_fits,
+        "LinearFit": (test_fits, "linear_fit"), "BatchProfileFit": (test_fits, "fit_batch_profile"),
+        "TokenLatencyFit": (test_fits, "fit_token_latency")},
+    presets: {
+        **{name: (test_presets, PRESET_LOADERS) for name in (
+            "load_batch_profile", "batch_profiles", "load_token_latency_profile",
+            "token_latency_profiles", "load_llm_batch_time", "llm_batch_time_presets",
+            "load_gpu_spec", "gpu_specs", "load_pipeline_workload", "pipeline_workloads")},
+        "BatchProfile": (test_presets, "load_one(path)"),
+        "TokenLatencyProfile": (test_presets, "load_one(path)"),
+        "LLMBatchTimePreset": (test_presets, "load_one(path)"),
+        "GpuSpec": (test_presets, "load_one(path)"),
+        "PipelineWorkload": (test_presets, "load_one(path)")},
+    token_laws: {
+        "lognormal": test_token_laws, "uniform": test_token_laws,
+        "truncated_normal": test_token_laws, "token_cdf": test_token_laws,
+        "token_pmf": test_token_laws, "token_quantile": test_token_laws,
+        "sample_tokens": test_token_laws, "grid_top": test_token_laws, "law_top": test_token_laws,
+        "binned_pmf": test_token_laws, "EmpiricalTokens": test_empirical_tokens,
+        "empirical_from_csv": test_empirical_tokens},
+}

@@ -1,0 +1,268 @@
+"""Fuzz tests of the LLM batching strategies (engine.llm_batching and its simulator): the contract of tests/fuzzing.py
+over every public function's declared domains; ``FUZZED`` maps each public name
+to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+
+
+# ============================================================ engine.llm_batching
+
+K_COEFFICIENTS = st.tuples(valid(LLM_K1, high=10.0), valid(LLM_K2, high=100.0),
+                           valid(LLM_K3, high=0.1), valid(LLM_K4, high=1.0))
+LLM_DOMAINS = {"lam": LAM_PER_S, "b": LLM_BATCH, "l": LLM_MAX_TOKENS, "b_max": B_MAX,
+               "kv_capacity_tokens": LLM_KV_CAPACITY, "prompt_tokens": LLM_PROMPT_TOKENS}
+LLM_LAWS = token_law_specs(max_log_mean=7.0)
+
+
+def bad_k(data, k):
+    """k with one coefficient out of its domain, and that coefficient's name."""
+    i = data.draw(st.integers(0, 3), label="bad coefficient")
+    domain = (LLM_K1, LLM_K2, LLM_K3, LLM_K4)[i]
+    value = data.draw(invalid(domain), label=domain.name)
+    return tuple(value if j == i else x for j, x in enumerate(k)), domain.name
+
+
+@FUZZ_VECTOR
+@given(LLM_LAWS, K_COEFFICIENTS, sweep(valid(LLM_BATCH, high=10 ** 4)),
+       sweep(valid(LLM_MAX_TOKENS)), loads(), st.integers(1, 64), b_maxes(high=10 ** 4),
+       st.one_of(st.none(), valid(LLM_KV_CAPACITY)), valid(LLM_PROMPT_TOKENS), st.data())
+def test_llm_batch_times(law, k, b, l, rho, b_fixed, b_max, kv, prompt, data):
+    """check_k, batch_time, E[L_b], μ[b], the linear bound (eq 20), fixed batching
+    (M/D^b/1 and eq 25 as printed), stability limits, the throughput-optimal b."""
+    name, law = law
+    assert llm_batching.check_k(k) == tuple(float(x) for x in k)
+    b, l = np.array(b), np.array(l)
+    h = llm_batching.batch_time(b, l, k)
+    assert np.all(np.isfinite(h) & (h > 0))
+    eml = llm_batching.expected_max_tokens(law, b)
+    assert_no_nan(eml)
+    order = np.argsort(b)
+    assert np.all(np.diff(eml[order]) >= -1e-9 * eml[order][1:])          # E[L_b] grows with b
+    # E[L_b] ≥ E[L_1] = E[N]; the quadrature assumes a continuous law (an empirical one's
+    # step quantile costs accuracy, up to 0.4 % measured with 3 values, not finiteness)
+    rtol = 1e-2 if isinstance(law, token_laws.EmpiricalTokens) else 1e-6
+    assert np.all(eml >= float(law.mean()) * (1 - rtol))
+    mbt, mu = llm_batching.mean_batch_time(b, law, k), llm_batching.throughput(b, law, k)
+    assert np.all(np.isfinite(mbt) & (mbt > 0) & np.isfinite(mu) & (mu > 0))
+    a1, b1 = llm_batching.linear_bound_coefficients(law, k)
+    assert_no_nan((a1, b1))
+    lam_bound = at_load(rho, 1 / a1) if np.isfinite(a1) else at_load(rho, 1.0)
+    bound = llm_batching.dynamic_wait_bound(lam_bound, law, k)      # φ(λ, α1, β1): capacity 1/α1
+    assert_inf_iff(bound, ~np.isfinite(b1) | (lam_bound >= 1 / a1), "dynamic_wait_bound")
+    cap = float(llm_batching.throughput(b_fixed, law, k))
+    lam = at_load(rho, cap)
+    unstable = (lam >= cap) | ((lam == 0) & (b_fixed > 1))        # b > 1 never fills at λ = 0
+    for f in (llm_batching.fixed_batch_wait, llm_batching.fixed_batch_sojourn):
+        assert_inf_iff(f(lam, b_fixed, law, k), unstable, f.__name__)
+    eq25 = llm_batching.fixed_batch_wait_eq25(lam, b_fixed, law, k)
+    assert_inf_iff(eq25, (lam >= cap) | (lam == 0), "fixed_batch_wait_eq25")
+    for x in lam[(lam > 0) & (lam < cap)][:2]:
+        roots = llm_batching.fixed_batch_roots_eq25(x, b_fixed, law, k)
+        assert_no_nan(roots)
+        assert roots.shape == (2, b_fixed - 1)
+        tally(llm_batching.fixed_batch_roots_eq25)
+    assert np.isclose(llm_batching.stability_limit("fixed", law, k, b=b_fixed), cap, rtol=1e-12)
+    for strategy in ("elastic", "continuous"):
+        limit = llm_batching.stability_limit(strategy, law, k, b_max=b_max,
+                                             kv_capacity_tokens=kv, prompt_tokens=prompt)
+        assert np.isfinite(limit) and limit > 0
+    if b_max is not None and math.isfinite(b_max):
+        assert llm_batching.stability_limit("dynamic", law, k, b_max=b_max) == \
+            pytest.approx(float(llm_batching.throughput(b_max, law, k)), rel=1e-12)
+    b_limit = min(b_fixed, 16)                   # (E[L_b] for every b up to it: cost)
+    best = llm_batching.optimal_batch_size(law, k, b_limit)
+    assert 1 <= best <= b_limit
+    values = {"a": lam, "b": np.where(unstable, np.nan, lam), "c": np.full(POINTS, np.inf)}
+    names = llm_batching.best_strategy(values)
+    assert len(names) == POINTS and set(names) <= {"a", "b", ""}
+    assert set(llm_batching.paper_laws()) == {"uniform(0, 1000)", "lognormal(7, 0.7)"}
+    for f in (llm_batching.check_k, llm_batching.batch_time, llm_batching.expected_max_tokens,
+              llm_batching.mean_batch_time, llm_batching.throughput,
+              llm_batching.fixed_batch_wait, llm_batching.fixed_batch_sojourn,
+              llm_batching.fixed_batch_wait_eq25, llm_batching.best_strategy):
+        tally(f, POINTS)
+    tally(llm_batching.dynamic_wait_bound, POINTS)
+    for f in (llm_batching.linear_bound_coefficients, llm_batching.stability_limit,
+              llm_batching.optimal_batch_size, llm_batching.paper_laws):
+        tally(f)
+    params = dict(lam=lam, b=b, l=l, b_max=b_max, kv_capacity_tokens=kv or 1e4,
+                  prompt_tokens=prompt)
+    p, bad = corrupt(data, params, LLM_DOMAINS)
+    rejects((llm_batching.batch_time, llm_batching.expected_max_tokens,
+             llm_batching.mean_batch_time, llm_batching.throughput), p, bad, k=k, dist=law)
+    rejects((llm_batching.fixed_batch_wait, llm_batching.fixed_batch_sojourn,
+             llm_batching.fixed_batch_wait_eq25, llm_batching.dynamic_wait_bound),
+            p if bad == "b" else {**p, "b": b_fixed}, bad, dist=law, k=k)
+    if bad in ("b_max", "kv_capacity_tokens", "prompt_tokens"):
+        raises_naming(bad, llm_batching.stability_limit, "continuous", law, k,
+                      b_max=p["b_max"], kv_capacity_tokens=p["kv_capacity_tokens"],
+                      prompt_tokens=p["prompt_tokens"])
+    kk, coefficient = bad_k(data, k)
+    for f in (llm_batching.check_k,):
+        raises_naming(coefficient, f, kk)
+    raises_naming(coefficient, llm_batching.batch_time, b, l, kk)
+    raises_naming(coefficient, llm_batching.throughput, b, law, kk)
+    raises_naming("k", llm_batching.check_k, k[:3])
+    raises_naming("strategy", llm_batching.stability_limit, "other", law, k)
+    raises_naming("b_limit", llm_batching.optimal_batch_size, law, k, 0)
+
+
+# One departure chain per point (64-128 states here, ~10-50 ms) and, without a cap (one
+# case in four), a stability scan over 400 batch sizes up to 10^6 in every call (~0.1 s).
+@fuzz(40, 4)
+@given(LLM_LAWS, K_COEFFICIENTS, st.one_of(*[st.integers(1, 16)] * 3, st.none()),
+       st.lists(rho(), min_size=4, max_size=4), st.data())
+def test_llm_dynamic(law, k, b_max, rho, data):
+    """dynamic_solution, dynamic_wait, dynamic_sojourn, the uncapped stability limit,
+    recommended_b_max, best_fixed_batch_size."""
+    name, law = law
+    limit = llm_batching.stability_limit("dynamic", law, k, b_max=b_max)
+    assert not math.isnan(limit) and limit >= 0
+    lam = at_load(np.array(rho), limit)
+    unstable = lam >= limit
+    sols = [llm_batching.dynamic_solution(float(x), law, k, b_max, max_states=128) for x in lam]
+    for sol, bad_load in zip(sols, unstable):
+        assert_no_nan(sol)
+        assert sol.stable == (not bad_load)
+        assert (sol.mean_wait == np.inf) == (bad_load or not sol.converged)
+        assert np.isfinite(sol.mean_sojourn) == np.isfinite(sol.mean_wait)
+    tally(llm_batching.dynamic_solution, lam.size)
+    solved = np.array([s.converged and s.stable for s in sols])
+    few = lam[solved | unstable][:2]            # converged chains are cached by nothing: cost
+    for f in (llm_batching.dynamic_wait, llm_batching.dynamic_sojourn):
+        v = f(few, law, k, b_max)
+        assert_inf_iff(v, few >= limit, f.__name__)
+        tally(f, few.size)
+    x = float(lam[0]) if np.isfinite(lam[0]) else 0.0
+    best, soj = llm_batching.recommended_b_max(x, law, k, (1, 2, 4), max_states=128)
+    assert best in (0, 1, 2, 4) and (best == 0) == (soj == np.inf)
+    b = llm_batching.best_fixed_batch_size(x, law, k, 8)
+    assert 0 <= b <= 8
+    if b:
+        assert x < llm_batching.throughput(b, law, k)
+    tally(llm_batching.recommended_b_max)
+    tally(llm_batching.best_fixed_batch_size)
+    kk, coefficient = bad_k(data, k)
+    raises_naming(coefficient, llm_batching.dynamic_solution, x, law, kk, b_max)
+    bad_lam = data.draw(invalid(LAM_PER_S), label="bad lam")
+    for f in (llm_batching.dynamic_wait, llm_batching.dynamic_sojourn,
+              llm_batching.dynamic_solution, llm_batching.recommended_b_max,
+              llm_batching.best_fixed_batch_size):
+        raises_naming("lam", f, bad_lam, law, k)
+    raises_naming("b_max", llm_batching.dynamic_solution, x, law, k,
+                  data.draw(invalid(B_MAX), label="bad b_max"))
+    raises_naming("max_states", llm_batching.dynamic_solution, x + 1e-9, law, k, 4, 1)
+    raises_naming("candidates", llm_batching.recommended_b_max, x, law, k, (0, 2))
+    raises_naming("max_load", llm_batching.recommended_b_max, x, law, k, (1,), 1.5)
+    raises_naming("b_search", llm_batching.best_fixed_batch_size, x, law, k, 0)
+
+
+# ~5 ms a case (numba loops over n_jobs requests), POINTS loads an example.
+@fuzz(1000, POINTS)
+@given(LLM_LAWS, K_COEFFICIENTS, st.sampled_from(llm_batching_sim.STRATEGIES),
+       st.integers(1, 32), b_maxes(high=64), loads(), st.integers(1, 300),
+       st.one_of(st.none(), valid(LLM_KV_CAPACITY)), valid(LLM_PROMPT_TOKENS, high=1e4),
+       st.sampled_from(["realised", "mean"]), st.one_of(st.none(), st.integers(0, 400)),
+       st.integers(0, 2 ** 32), st.data())
+def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch_time, warmup,
+                      seed, data):
+    """llm_batching.simulate (and llm_batching_sim.simulate behind it), every strategy."""
+    name, law = law
+    if batch_time == "mean" and (strategy in ("elastic", "continuous")
+                                 or strategy == "dynamic" and (b_max is None or b_max == np.inf)):
+        batch_time = "realised"
+    cap = llm_batching.stability_limit(strategy, law, k, b=b, b_max=b_max if strategy != "dynamic"
+                                       else (b_max or 64), kv_capacity_tokens=kv,
+                                       prompt_tokens=prompt)
+    kw = dict(dist=law, k=k, b=b, b_max=b_max, n_jobs=n_jobs, seed=seed, kv_capacity_tokens=kv,
+              prompt_tokens=prompt, batch_time=batch_time, warmup_jobs=warmup)
+    for lam in at_load(rho, cap):
+        if not 0 < lam < np.inf:
+            raises_naming("lam", llm_batching.simulate, strategy, lam, **kw)
+            continue
+        r = llm_batching.simulate(strategy, lam, **kw, return_records=True)
+        assert_no_nan(r, allowed=("start", "finish"))   # documented: requests never served
+        assert r.mean_sojourn >= r.mean_wait >= -1e-9 * max(1.0, r.mean_sojourn)
+        # (times as large as 1e11 s at λ = 1e-9·capacity round the busy fraction)
+        done = r.records.finish[np.isfinite(r.records.finish)]
+        rounding = 1e-12 * done.max() / r.mean_sojourn if done.size else 0.0
+        assert 0 <= r.utilization <= 1 + 1e-9 + rounding
+        tally(llm_batching.simulate)
+        tally(llm_batching_sim.simulate)
+    params = dict(lam=1.0, b=b, b_max=b_max, n_jobs=n_jobs, kv_capacity_tokens=kv or 1e4,
+                  prompt_tokens=prompt, warmup_jobs=warmup or 0)
+    p, bad = corrupt(data, params, {**LLM_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})
+    p.pop("l", None)
+    rejects((llm_batching_sim.simulate,), p, bad, strategy="fixed" if bad == "b" else strategy,
+            dist=law, k=k, seed=seed)
+    raises_naming("strategy", llm_batching.simulate, "other", 1.0, law, k)
+    raises_naming("batch_time", llm_batching.simulate, strategy, 1.0, law, k, b=b,
+                  batch_time="other")
+
+
+# compare_strategies solves two chains (up to 2048 states: 15 s near saturation, so the
+# stable loads stay at most half the reference throughput) and simulates four strategies.
+@fuzz(4)
+@given(LLM_LAWS, K_COEFFICIENTS, st.one_of(st.floats(0.01, 0.5), st.sampled_from([1.0, 1.5])),
+       st.one_of(st.none(), st.integers(1, 16)),
+       st.one_of(st.none(), valid(LLM_KV_CAPACITY)))
+def test_llm_compare(law, k, rho, b, kv):
+    """compare_strategies: every strategy at one load, no NaN (inf where unstable)."""
+    name, law = law
+    ref = float(llm_batching.throughput(b or 4, law, k))
+    lam = float(at_load(rho, ref)) if np.isfinite(rho) else 10 * ref
+    out = llm_batching.compare_strategies(lam, law, k, b, n_jobs=500, b_search=8,
+                                          kv_capacity_tokens=kv)
+    assert_no_nan(out)
+    assert set(out) == {"dynamic", "dynamic_capped", "fixed", "fixed_realised", "elastic",
+                        "continuous"}
+    tally(llm_batching.compare_strategies)
+    raises_naming("lam", llm_batching.compare_strategies, -1.0, law, k, b)
+
+
+# paper_comparison runs compare_strategies for both laws of §V-C with the throughput-
+# optimal b up to 1024 and b* up to 64 (E[L_b] for each): ~1-3 s a case, but 15-30 s where
+# a drawn k puts the load just below the uncapped dynamic limit (a 2048-state chain).  So
+# only explicit cases: the preset's k, and extreme coefficients beyond and below capacity.
+@settings(FUZZ, phases=[Phase.explicit])
+@given(K_COEFFICIENTS, st.floats(0.01, 1.5), st.one_of(st.none(), valid(LLM_KV_CAPACITY)))
+@example((0.06, 0.126, 0.0003, 0.02269), 0.3, 62720.0)      # presets/llm_batching
+@example((10.0, 0.0, 0.1, 1.0), 1.5, None)
+@example((1e-9, 100.0, 0.0, 0.0), 0.05, 1.0)
+def test_llm_paper_comparison(k, rho, kv):
+    """paper_comparison (§V-C): a row per law and strategy, no NaN (inf where unstable)."""
+    rows = llm_batching.paper_comparison(k, loads=(rho,), n_jobs=100, kv_capacity_tokens=kv)
+    assert_no_nan(rows)
+    assert {r["law"] for r in rows} == set(llm_batching.paper_laws())
+    tally(llm_batching.paper_comparison)
+
+
+# ============================================================ every public function has a case
+
+from tests.batching import test_fuzz as batching_fuzz  # a module: its tests are not collected twice
+# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
+# own to fuzz) names the test that builds and checks it and the function it comes from.
+FUZZED = {
+    llm_batching: {
+        "check_k": test_llm_batch_times, "expected_max_tokens": test_llm_batch_times,
+        "batch_time": test_llm_batch_times, "mean_batch_time": test_llm_batch_times,
+        "throughput": test_llm_batch_times, "optimal_batch_size": test_llm_batch_times,
+        "stability_limit": test_llm_batch_times, "fixed_batch_wait": test_llm_batch_times,
+        "fixed_batch_sojourn": test_llm_batch_times,
+        "fixed_batch_wait_eq25": test_llm_batch_times,
+        "fixed_batch_roots_eq25": test_llm_batch_times,
+        "linear_bound_coefficients": test_llm_batch_times,
+        "dynamic_wait_bound": test_llm_batch_times, "best_strategy": test_llm_batch_times,
+        "paper_laws": test_llm_batch_times,
+        "yang_phi0": batching_fuzz.test_batching_closed_forms, "yang_phi1": batching_fuzz.test_batching_closed_forms,
+        "yang_phi": batching_fuzz.test_batching_closed_forms,
+        "dynamic_solution": test_llm_dynamic, "dynamic_wait": test_llm_dynamic,
+        "dynamic_sojourn": test_llm_dynamic, "recommended_b_max": test_llm_dynamic,
+        "best_fixed_batch_size": test_llm_dynamic,
+        "DynamicSolution": (test_llm_dynamic, "dynamic_solution"),
+        "simulate": test_llm_simulate,
+        "compare_strategies": test_llm_compare, "paper_comparison": test_llm_paper_comparison},
+    llm_batching_sim: {
+        "simulate": test_llm_simulate,
+        "LLMSimResult": (test_llm_simulate, "simulate"),
+        "LLMSimRecords": (test_llm_simulate, "return_records")},
+}

@@ -1,0 +1,210 @@
+"""Fuzz tests of the CPU-GPU pipeline (engine.pipeline and its simulator): the contract of tests/fuzzing.py
+over every public function's declared domains; ``FUZZED`` maps each public name
+to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+
+
+# ============================================================ engine.pipeline
+
+PIPE_DOMAINS = {"lam": LAM, "mu": PIPE_MU, "mu_cpu": PIPE_MU_CPU, "mu_mem": PIPE_MU_MEM,
+                "mu_cu": PIPE_MU_CU, "K": PIPE_K, "c": PIPE_C}
+
+
+def check_station(st_, lam, unstable=None):
+    """Station measures: no NaN, probabilities in [0, 1]; M/M/1 inf exactly when λ ≥ μ."""
+    assert_no_nan(st_)
+    if unstable is None:                          # a finite station is always stable
+        unstable = np.zeros(np.shape(lam), dtype=bool)
+    for field in ("L", "Lq", "W", "Wq"):
+        assert_inf_iff(getattr(st_, field), unstable, field)
+    assert np.all((st_.p_block >= 0) & (st_.p_block <= 1))
+    assert np.all(np.isfinite(st_.throughput) & (st_.throughput >= 0))
+
+
+@FUZZ_VECTOR
+@given(valid(PIPE_MU), valid(PIPE_MU_CPU), valid(PIPE_MU_MEM), valid(PIPE_MU_CU),
+       valid(PIPE_C, high=256), st.integers(0, 256), loads(), st.data())
+def test_pipeline_stations(mu, mu_cpu, mu_mem, mu_cu, c, extra, rho, data):
+    """mm1, mm1k, mmcc, mmck and the naive decomposition (tandem_independent)."""
+    K = c + extra
+    lam = at_load(rho, mu)
+    check_station(pipeline.mm1(lam, mu), lam, lam >= mu)
+    for st_ in (pipeline.mm1k(lam, mu, K), pipeline.mmcc(lam, mu, c), pipeline.mmck(lam, mu, c, K)):
+        check_station(st_, lam)
+    lam_t = at_load(rho, mu_cpu)
+    naive = pipeline.tandem_independent(lam_t, mu_cpu, mu_mem, mu_cu, K, c)
+    assert_no_nan(naive)
+    unstable = lam_t >= mu_cpu
+    assert np.array_equal(naive.stable, ~unstable)
+    for field in ("l_cpu", "w_cpu"):
+        assert_inf_iff(getattr(naive, field), unstable, field)
+    for f in (pipeline.mm1, pipeline.mm1k, pipeline.mmcc, pipeline.mmck,
+              pipeline.tandem_independent):
+        tally(f, POINTS)
+    params = dict(lam=lam, mu=mu, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c)
+    p, bad = corrupt(data, params, PIPE_DOMAINS)
+    rejects((pipeline.mm1, pipeline.mm1k, pipeline.mmcc, pipeline.mmck,
+             pipeline.tandem_independent), p, bad)
+    raises_naming("K", pipeline.mmck, lam, mu, c + 1, c)          # K < c
+
+
+# One phase space per (K, c) and one dense QBD solve per call (N ≤ 25 + 14 phases here:
+# ~10 ms for all POINTS loads).
+@FUZZ_VECTOR
+@given(valid(PIPE_MU_CPU), valid(PIPE_MU_MEM), valid(PIPE_MU_CU), st.integers(1, 4),
+       st.integers(1, 4), st.sampled_from(pipeline.BLOCKING), loads(), st.data())
+@example(1.0, 1.0, 0.5, 1, 1, "before", np.full(POINTS, 0.999), None).via("K = c = 1")
+def test_pipeline_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
+    """tandem (matrix-geometric) and capacity: stable exactly below capacity, CPU queue and
+    totals inf beyond it, every other measure finite."""
+    cap = pipeline.capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    assert np.isfinite(cap) and cap > 0
+    # capacity broadcasts over the rates; solve_phases takes one point
+    scaled = mu_cu * np.geomspace(1e-3, 1e3, POINTS)
+    caps = pipeline.capacity(mu_cpu, mu_mem, scaled, K, c, blocking)
+    assert np.all(np.isfinite(caps) & (caps > 0))
+    # never above a stage's own rate, where the rates are within 1e6 of each other
+    # (test_pipeline_capacity_never_exceeds_a_stage: beyond)
+    rates = np.stack(np.broadcast_arrays(mu_cpu, mu_mem, scaled))
+    near = rates.max(axis=0) <= 1e6 * rates.min(axis=0)
+    bound = np.minimum(min(mu_cpu, mu_mem), c * scaled)
+    assert np.all(caps[near] <= bound[near] * (1 + 1e-9))
+    for m in scaled:
+        n = pipeline.solve_phases(mu_cpu, mu_mem, m, K, c, blocking)
+        assert isinstance(n, int) and K + 1 <= n <= (K + 1) * (c + 1) + K + c + 2
+    lam = at_load(rho, cap)
+    t = pipeline.tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    assert_no_nan(t)
+    unstable = lam >= cap
+    assert np.array_equal(t.stable, ~unstable)
+    for field in ("l_cpu", "w_cpu", "l_total", "w_total"):
+        assert_inf_iff(getattr(t, field), unstable, field)
+    for field in ("l_mem", "l_cu", "w_mem", "w_cu", "throughput", "p_cpu_blocked",
+                  "p_mem_blocked"):
+        assert np.all(np.isfinite(getattr(t, field))), field
+    tally(pipeline.tandem, POINTS)
+    tally(pipeline.capacity, POINTS + 1)
+    tally(pipeline.solve_phases, POINTS)
+    if data is None:
+        return
+    params = dict(lam=lam, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c)
+    p, bad = corrupt(data, params, PIPE_DOMAINS)
+    rejects((pipeline.tandem, pipeline.capacity, pipeline.solve_phases), p, bad,
+            blocking=blocking)
+    raises_naming("blocking", pipeline.tandem, lam, mu_cpu, mu_mem, mu_cu, K, c, "never")
+
+
+# One N×N solve a point (~3 ms for POINTS points).
+@FUZZ_VECTOR
+@given(valid(PIPE_MU_CPU), valid(PIPE_MU_MEM), valid(PIPE_MU_CU), st.integers(1, 4),
+       st.integers(1, 4), st.sampled_from(pipeline.BLOCKING))
+@example(1.0, 1.0, 1e-8, 1, 1, "after")
+def test_pipeline_capacity_never_exceeds_a_stage(mu_cpu, mu_mem, mu_cu, K, c, blocking):
+    """capacity ≤ min(μ_cpu, μ_mem, c·μ_cu) (its docstring) at any spread of the rates,
+    and the saturated flow is the same through the three stages to 1e-9 relative: each
+    is a sum over the stationary vector, so this checks that vector's relative accuracy
+    in its tiny entries (a linear solve overshot c·μ_cu by 3e-6 at rates 1e10 apart)."""
+    scaled = mu_cu * np.geomspace(1e-3, 1e3, POINTS)
+    caps = pipeline.capacity(mu_cpu, mu_mem, scaled, K, c, blocking)
+    assert np.all(caps <= np.minimum(min(mu_cpu, mu_mem), c * scaled) * (1 + 1e-9))
+    ph = pipeline._phases(K, c, blocking)
+    rates = np.stack(np.broadcast_arrays(mu_cpu, mu_mem, scaled), axis=1)
+    theta, _ = pipeline._saturation(ph, rates)
+    flow = theta[:, ph.src] * rates[:, ph.kind] * ph.mult        # (points, events)
+    # every job has one service completion at each stage (held or passed on)
+    through = [flow[:, ph.kind == k].sum(axis=1) for k in (0, 1, 2)]
+    for other in through[1:]:
+        assert close(through[0], other, rtol=1e-9), (through[0], other)
+
+
+SPEC_SCALE = st.floats(0.01, 100.0)
+
+
+@FUZZ_VECTOR
+@given(st.sampled_from(sorted(presets.gpu_specs())),
+       st.sampled_from(sorted(presets.pipeline_workloads())), sweep(SPEC_SCALE),
+       st.floats(0.01, 1.0), st.floats(1.0, 1e3), st.integers(1, 8),
+       st.sampled_from(pipeline.BLOCKING), st.data())
+def test_pipeline_rates(spec_id, work_id, scales, fraction, reuse, units, blocking, data):
+    """rates_from_specs on scaled datasheets and workloads, group_compute_units, and the
+    frozen rates' own tandem (grouped to ``units`` servers so the solve stays small)."""
+    spec0, work0 = presets.gpu_specs()[spec_id], presets.pipeline_workloads()[work_id]
+    for s_ in scales:
+        spec = dataclasses.replace(spec0, memory_bandwidth_GB_per_s=spec0.memory_bandwidth_GB_per_s
+                                   * s_, host_link_bandwidth_GB_per_s=
+                                   spec0.host_link_bandwidth_GB_per_s / s_)
+        work = dataclasses.replace(work0, flops_per_byte=work0.flops_per_byte * s_,
+                                   parallel_fraction=fraction, reuse_factor=reuse)
+        try:
+            rates = pipeline.rates_from_specs(spec, work)
+        except ValueError as err:              # documented: the jobs must fit in memory
+            assert "memory_slots" in str(err)
+            continue
+        assert_no_nan(rates)
+        assert min(rates.mu_cpu, rates.mu_mem, rates.mu_cu) > 0
+        grouped = pipeline.group_compute_units(rates, units)
+        assert close(grouped.c * grouped.mu_cu, rates.c * rates.mu_cu, 1e-12)
+        tally(pipeline.rates_from_specs)
+        tally(pipeline.group_compute_units)
+    cap = float(pipeline.capacity(grouped.mu_cpu, grouped.mu_mem, grouped.mu_cu,
+                                  min(grouped.K, 4), grouped.c, blocking))
+    small = dataclasses.replace(grouped, K=min(grouped.K, 4))
+    t = small.tandem(cap * np.array([0.5, 1.0, 2.0]), blocking)
+    assert_no_nan(t)
+    assert list(t.stable) == [True, False, False]
+    tally(pipeline.PipelineRates)
+    field = data.draw(st.sampled_from(["parallel_fraction", "reuse_factor", "flops_per_byte",
+                                       "job_size_bytes", "precision"]))
+    bad = {"parallel_fraction": 1.5, "reuse_factor": 0.5, "flops_per_byte": -1.0,
+           "job_size_bytes": 0, "precision": "fp8"}[field]
+    raises_naming(field, pipeline.rates_from_specs, spec0,
+                  dataclasses.replace(work0, **{field: bad}))
+    raises_naming("c", pipeline.group_compute_units, grouped, 0)
+
+
+# ~4 ms a case (numba loop over n_jobs jobs), POINTS loads an example.
+@fuzz(1000, POINTS)
+@given(valid(PIPE_MU_CPU, high=1e3), valid(PIPE_MU_MEM, high=1e3), valid(PIPE_MU_CU, high=1e3),
+       st.integers(1, 16), st.integers(1, 16), st.sampled_from(pipeline.BLOCKING), loads(),
+       st.integers(2, 300), st.one_of(st.none(), st.integers(0, 400)), st.integers(0, 2 ** 32),
+       st.data())
+def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, warmup, seed,
+                         data):
+    """simulate_tandem at stable and unstable loads (a finite run is well defined)."""
+    cap = min(mu_cpu, mu_mem, c * mu_cu)
+    for lam in at_load(rho, cap):
+        kw = dict(lam=lam, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c,
+                  blocking=blocking, n_jobs=n_jobs, seed=seed, warmup_jobs=warmup)
+        if not 0 < lam < np.inf:
+            raises_naming("lam", pipeline_sim.simulate_tandem, **kw)
+            continue
+        r = pipeline_sim.simulate_tandem(**kw)
+        assert_no_nan(r)
+        assert r.w_total >= 0 and r.throughput >= 0
+        assert 0 <= r.p_cpu_blocked <= 1 + 1e-9 and 0 <= r.p_mem_blocked <= 1 + 1e-9
+        tally(pipeline_sim.simulate_tandem)
+    params = dict(lam=1.0, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c, n_jobs=n_jobs,
+                  warmup_jobs=warmup or 0)
+    p, bad = corrupt(data, params, {**PIPE_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})
+    rejects((pipeline_sim.simulate_tandem,), p, bad, blocking=blocking)
+
+
+# ============================================================ every public function has a case
+
+# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
+# own to fuzz) names the test that builds and checks it and the function it comes from.
+FUZZED = {
+    pipeline: {
+        "mm1": test_pipeline_stations, "mm1k": test_pipeline_stations,
+        "mmcc": test_pipeline_stations, "mmck": test_pipeline_stations,
+        "tandem_independent": test_pipeline_stations,
+        "Station": (test_pipeline_stations, "mmck"),
+        "tandem": test_pipeline_tandem, "capacity": test_pipeline_tandem,  # and the xfail below
+        "solve_phases": test_pipeline_tandem,
+        "Tandem": (test_pipeline_tandem, "tandem"),
+        "rates_from_specs": test_pipeline_rates, "group_compute_units": test_pipeline_rates,
+        "PipelineRates": (test_pipeline_rates, "tandem")},
+    pipeline_sim: {
+        "simulate_tandem": test_simulate_tandem,
+        "TandemSimResult": (test_simulate_tandem, "simulate_tandem")},
+}

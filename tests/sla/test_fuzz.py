@@ -1,0 +1,271 @@
+"""Fuzz tests of the autoscaling for a latency SLA (engine.sla and the dispatch simulator): the contract of tests/fuzzing.py
+over every public function's declared domains; ``FUZZED`` maps each public name
+to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+
+
+# ============================================================ engine.sla
+
+SLA_DOMAINS = {"lam": LAM, "mu": MU, "n": N_BACKENDS, "d1": NET_DELAY, "d2": NET_DELAY,
+               "delta": NET_DELAY, "p": PERCENTILE, "rt": RESPONSE_TARGET, "t": RESPONSE_TARGET,
+               "percentile": PERCENTILE}
+DELAYS = valid(NET_DELAY, high=1.0)
+# (a retry probability within 1e-3 of 1 with RT/c ~ 1e10 needs ~1e10 terms of eq 7: hours)
+PROBABILITY = st.one_of(st.floats(0.0, 0.999), st.sampled_from([0.0, 0.999, 1.0]))
+
+
+@FUZZ_VECTOR
+@given(valid(MU), valid(N_BACKENDS, high=10 ** 4), loads(), DELAYS, DELAYS, DELAYS,
+       valid(PERCENTILE), valid(RESPONSE_TARGET, high=1e3), service_laws(),
+       st.one_of(st.none(), PROBABILITY), st.data())
+def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
+    """Swayam's eqs 1 and 7 (quantile and printed), Erlang C and the M/M/n closed forms:
+    inf percentiles and 0 probabilities exactly at λ ≥ nμ."""
+    name, service, mean_s = service
+    lam = at_load(rho, n * mu)
+    unstable = lam >= n * mu
+    c = d1 + d2 + delta
+    args = dict(lam=lam, mu=mu, n=n, d1=d1, d2=d2, delta=delta)
+    w = sla.waiting_percentile(p, **args, p_retry_busy=q)
+    assert_inf_iff(w, unstable | ((q == 1) & ~unstable & (lam > 0)
+                                  & (np.log1p(-p / 100) < np.log(np.where(lam > 0, lam / (n * mu),
+                                                                         1.0)))), "waiting")
+    printed = sla.waiting_percentile(p, **args, printed=True)
+    assert_no_nan(printed)
+    assert_inf_iff(printed, unstable, "waiting_percentile(printed=True)")
+    cdf = sla.response_cdf(rt, **args, service=service, p_retry_busy=q)
+    assert_no_nan(cdf)
+    assert np.all((cdf >= 0) & (cdf <= 1)) and np.all(cdf[unstable] == 0)
+    tally(sla.response_cdf, POINTS)
+    offered = lam / mu
+    erl = sla.erlang_c(n, offered)
+    assert_no_nan(erl)
+    assert np.all((erl >= 0) & (erl <= 1)) and np.all(erl[offered >= n] == 1)
+    for f in (sla.mmn_response_cdf, sla.mmn_waiting_cdf):
+        v = f(rt, lam, mu, n)
+        assert_no_nan(v)
+        assert np.all((v >= 0) & (v <= 1)) and np.all(v[unstable] == 0)
+    wq = sla.mmn_waiting_percentile(p, lam, mu, n)
+    assert_inf_iff(wq, unstable, "mmn_waiting_percentile")
+    assert np.all(wq >= 0)
+    grid = np.arange(1, POINTS + 1)
+    within = np.sort(np.where(np.isfinite(lam), lam, 0) / np.max(np.where(np.isfinite(lam),
+                                                                         lam, 1)))
+    best = sla.fewest_meeting(grid, within, p)
+    assert best == np.inf or best in grid
+    for f in (sla.waiting_percentile, sla.erlang_c, sla.mmn_response_cdf, sla.mmn_waiting_cdf,
+              sla.mmn_waiting_percentile, sla.fewest_meeting):
+        tally(f, POINTS)
+    kinds = {kind: sla.service_law(kind, mean_s) for kind in sla.SERVICE_LAWS}
+    assert close(kinds["exponential"].mean(), mean_s) and kinds["deterministic"] == mean_s
+    assert close(kinds["lognormal"].mean(), mean_s, 1e-9)
+    hist = sla.empirical_service(np.abs(lam[np.isfinite(lam)]) / max(n * mu, 1e-300) + 1e-3)
+    assert_no_nan(hist.mean())
+    for f in (sla.service_law, sla.empirical_service):
+        tally(f)
+    params = dict(**args, p=p, rt=rt, t=rt, percentile=p)
+    pp, bad = corrupt(data, params, SLA_DOMAINS)
+    rejects((sla.waiting_percentile,), pp, bad)
+    rejects((sla.response_cdf,), pp, bad, service=service)
+    rejects((sla.mmn_response_cdf, sla.mmn_waiting_cdf, sla.mmn_waiting_percentile), pp, bad)
+    raises_naming("kind", sla.service_law, "weibull", mean_s)
+    raises_naming("mean_s", sla.service_law, "exponential", 0.0)
+    raises_naming("sigma", sla.service_law, "lognormal", mean_s, 0.0)
+    raises_naming("samples_s", sla.empirical_service, [1.0, math.nan])
+    raises_naming("p_retry_busy", sla.response_cdf, rt, lam, mu, n, d1, d2, delta, service,
+                  p_retry_busy=1.5)
+
+
+# Each solver searches (doubling and bisection) over calls of its closed form: ~5 ms
+# (min_backends) to ~0.2 s (response_percentile: ~60 evaluations of eq 7) a call;
+# retry_busy_probability is a sparse matrix exponential over ~n + 37/ln(1/ρ) states.
+@fuzz(60, 4)
+@given(valid(MU, high=1e4), valid(N_BACKENDS, high=200), st.lists(rho(), min_size=4, max_size=4),
+       valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01),
+       valid(PERCENTILE), service_laws(), st.data())
+def test_sla_solvers(mu, n, rho, d1, d2, delta, p, service, data):
+    """response_percentile, mmn_response_percentile, min_backends, erlang_c_min_servers and
+    retry_busy_probability: inf exactly at λ ≥ nμ (percentiles) or when infeasible."""
+    name, service, mean_s = service
+    mu = max(mu, 1e-3)
+    lam = at_load(np.array(rho), n * mu)
+    unstable = lam >= n * mu
+    rt = 10 * (mean_s + d1) + 1.0 / mu
+    args = dict(lam=lam, mu=mu, n=n, d1=d1, d2=d2, delta=delta)
+    r = sla.response_percentile(p, **args, service=service)
+    assert_no_nan(r)
+    assert np.all(r[unstable] == np.inf) and np.all(r >= 0)
+    r_mmn = sla.mmn_response_percentile(p, lam, mu, n)
+    assert_inf_iff(r_mmn, unstable, "mmn_response_percentile")
+    need = sla.min_backends(lam, mu, rt, p, d1, d2, delta, service)
+    assert_no_nan(need)
+    assert np.all((need >= 1) & (need >= np.floor(np.where(np.isfinite(lam), lam, 0) / mu)))
+    need_c = sla.erlang_c_min_servers(lam, mu, rt, p)
+    assert_no_nan(need_c)
+    assert np.all(need_c[np.isinf(lam)] == np.inf)
+    # its cost grows with c·nμ (matrix-exponential steps) and 1/(1 − ρ) (states): the
+    # delays are scaled to c·nμ ≤ 100 and ρ kept below 0.99
+    shrink = min(1.0, 100.0 / ((d1 + d2 + delta) * n * mu)) if d1 + d2 + delta > 0 else 1.0
+    x = float(lam[0]) if rho[0] < 0.99 else 0.5 * n * mu
+    q = sla.retry_busy_probability(x, mu, n, d1 * shrink, d2 * shrink, delta * shrink)
+    assert_no_nan(q)
+    assert 0 <= q <= 1
+    tally(sla.retry_busy_probability)
+    for f in (sla.response_percentile, sla.mmn_response_percentile, sla.min_backends,
+              sla.erlang_c_min_servers):
+        tally(f, lam.size)
+    params = dict(**args, p=p, rt=rt, percentile=p)
+    pp, bad = corrupt(data, params, SLA_DOMAINS)
+    rejects((sla.response_percentile, sla.min_backends), pp, bad, service=service)
+    rejects((sla.mmn_response_percentile, sla.erlang_c_min_servers,
+             sla.retry_busy_probability), pp, bad)
+
+
+# gpu_service_rate bisects up to 200 exact E[W] solves (a banded solve each with a finite
+# b_max: 0.2-1 s a call), max_rate_for_mean_latency ~20 plus a root search.  Targets stay
+# within 100 lone-job latencies: a target 5000 α away puts the root within 1e-4 of
+# capacity, where each of the 200 solves iterates the series 20,000 times (12 s a call).
+@fuzz(50)
+@given(valid(ALPHA, low=1e-3, high=10.0), valid(TAU0, high=10.0),
+       st.one_of(st.none(), st.integers(1, 4)), st.floats(0.5, 100.0), st.data())
+def test_gpu_operating_point(alpha, tau0, b_max, factor, data):
+    """gpu_service_rate (requests/s) and max_rate_for_mean_latency (per ms): the largest load
+    whose exact E[W] meets the target, 0 when even a lone job misses it or just meets it."""
+    target = factor * (alpha + tau0)
+    rate = sla.gpu_service_rate(alpha, tau0, target, b_max)
+    assert_no_nan(rate)
+    assert 0 <= rate <= 1000 * batching.capacity(alpha, tau0, b_max) * (1 + 1e-9)
+    # E[W] rises from α + τ0 at λ = 0: a target at α + τ0 exactly is met only with no load
+    # (FUZZ_FULL found factor = 1 asserted the other way)
+    if alpha + tau0 >= target:
+        assert rate == 0
+    elif alpha + tau0 < target * (1 - 1e-9):
+        assert rate > 0
+    best = operating_point.max_rate_for_mean_latency(target, alpha, tau0, b_max)
+    assert 0 <= best < batching.capacity(alpha, tau0, b_max)
+    if best > 0:      # (brentq's rtol 1e-10 in λ leaves ~1e-5 in E[W] right at capacity)
+        assert batching.mean_latency(best, alpha, tau0, b_max) <= target * (1 + 1e-4)
+    tally(sla.gpu_service_rate)
+    tally(operating_point.max_rate_for_mean_latency)
+    name = data.draw(st.sampled_from(["alpha", "tau0", "target"]))
+    domain = {"alpha": ALPHA, "tau0": TAU0, "target": LATENCY_TARGET_MS}[name]
+    bad = data.draw(invalid(domain))
+    args = {"alpha": alpha, "tau0": tau0, "target": target, name: bad}
+    raises_naming({"alpha": "alpha_ms", "tau0": "tau0_ms"}.get(name, "latency_target_ms"),
+                  sla.gpu_service_rate, args["alpha"], args["tau0"], args["target"], b_max)
+    raises_naming({"target": "target_ms"}.get(name, name),
+                  operating_point.max_rate_for_mean_latency, args["target"], args["alpha"],
+                  args["tau0"], b_max)
+
+
+@FUZZ_VECTOR
+@given(valid(LAM, high=1e4, allow_inf=False), sweep(valid(INTERVAL, high=1e4)),
+       st.floats(1.0, 48.0), PROBABILITY, st.integers(0, 5), valid(HEADROOM, high=10.0),
+       st.integers(0, 2 ** 32), valid(MU, low=1.0, high=1e4), valid(PERCENTILE, high=99.9),
+       valid(PROVISIONING_DELAY, high=1e4), valid(COST), st.data())
+def test_sla_traces(mean_rate, intervals, hours, amplitude, spikes, headroom, seed, mu, p, delay,
+                    cost, data):
+    """diurnal_trace, trace_rates (rates and timestamps) and plan_replicas."""
+    # traces of up to 10^4 intervals (cost); beyond MAX_TRACE_INTERVALS a ValueError
+    intervals = [i for i in intervals if hours * 3600 / i <= 1e4] or [60.0]
+    raises_naming("interval_s", sla.diurnal_trace, mean_rate, 24.0, 1e-4)   # 8.6e8 intervals
+    for interval in intervals:
+        trace = sla.diurnal_trace(mean_rate, hours, interval, amplitude, spikes, seed=seed)
+        assert_no_nan(trace)
+        assert np.all((trace >= 0) & np.isfinite(trace))
+        rates = sla.trace_rates(trace, interval)
+        assert np.array_equal(rates, trace)
+        tally(sla.diurnal_trace)
+        tally(sla.trace_rates)
+    stamps = np.sort(np.random.default_rng(seed).uniform(0, 10 * intervals[0], 50))
+    binned = sla.trace_rates(stamps, intervals[0], "timestamps")
+    assert np.isclose(binned.sum() * intervals[0], stamps.size)
+    rt = 20.0 / mu
+    plan = sla.plan_replicas(trace[:48], mu, rt, p, interval_s=intervals[-1],
+                             provisioning_delay=delay, headroom=headroom, cost_per_gpu_hour=cost)
+    assert_no_nan(plan)
+    assert np.all(plan.serving <= plan.needed.max()) and plan.cost >= 0
+    tally(sla.plan_replicas)
+    domains = {"mean_rate": LAM, "interval_s": INTERVAL, "n_spikes": WARMUP,
+               "spike_factor": HEADROOM, "noise": HEADROOM}
+    name = data.draw(st.sampled_from(sorted(domains)))
+    bad = data.draw(invalid(domains[name]))
+    if name == "mean_rate" and bad == math.inf:
+        bad = -1.0
+    raises_naming(name, sla.diurnal_trace, **{"mean_rate": mean_rate, name: bad})
+    raises_naming("trace", sla.trace_rates, [1.0, math.nan], 60.0)
+    raises_naming("trace", sla.trace_rates, [1.0, -1.0], 60.0)
+    raises_naming("trace", sla.trace_rates, [2.0, 1.0], 60.0, "timestamps")
+    raises_naming("kind", sla.trace_rates, [1.0], 60.0, "other")
+    for name, value in (("mu", 0.0), ("headroom", -1.0), ("provisioning_delay", math.nan),
+                        ("cost_per_gpu_hour", -1.0), ("min_replicas", 0),
+                        ("interval_s", 0.0)):
+        raises_naming(name, sla.plan_replicas, trace[:4], **{"mu": mu, "rt": rt, "percentile": p,
+                                                           name: value})
+
+
+# ============================================================ engine.dispatch_sim
+
+# ~5 ms a case (numba loops over n_requests), POINTS loads an example.
+@fuzz(1000, POINTS)
+@given(st.sampled_from(dispatch_sim.POLICIES), service_laws(), valid(N_BACKENDS, high=64),
+       DELAYS, DELAYS, DELAYS, loads(), st.integers(1, 300),
+       st.one_of(st.none(), st.integers(0, 400)), st.integers(0, 2 ** 32), st.data())
+def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup, seed, data):
+    """simulate_dispatch and simulate_records for every policy: a load at or beyond n/E[S]
+    and retries without a delay are the documented ``ValueError``."""
+    name, service, mean_s = service
+    cap = n / (float(service.mean()) if hasattr(service, "mean") else service)   # n/E[S]
+    c = d1 + d2 + delta
+    for lam in at_load(rho, cap):
+        kw = dict(policy=policy, lam=lam, service=service, n=n, d1=d1, d2=d2, delta=delta,
+                  n_requests=n_requests, seed=seed)
+        if not 0 < lam < cap or policy == "random_retry" and c == 0:
+            with pytest.raises(ValueError):
+                dispatch_sim.simulate_dispatch(**kw)
+            continue
+        if policy == "random_retry" and c < 1e-3 * n / cap:
+            continue        # ~E[S]/c retries a request (~1e7 at c = 1e-8 s): minutes (cost)
+        r = dispatch_sim.simulate_dispatch(**kw, warmup_requests=warmup)
+        assert_no_nan(r, allowed=("p_busy_retry",))     # documented: NaN when no retries
+        assert r.mean_response >= r.mean_waiting >= -1e-12 and r.mean_attempts >= 1
+        assert 0 <= r.fraction_within(r.p50_response) <= 1
+        assert r.response_percentile(50) >= 0 and r.waiting_percentile(99) >= 0
+        assert 0 <= r.waiting_fraction_within(0.0) <= 1
+        rec = dispatch_sim.simulate_records(**kw)
+        assert_no_nan(rec)
+        tally(dispatch_sim.simulate_dispatch)
+        tally(dispatch_sim.simulate_records)
+    params = dict(lam=0.5 * cap, n=n, d1=d1, d2=d2, delta=delta + 1e-3, n_requests=n_requests,
+                  warmup_requests=warmup or 0)
+    p, bad = corrupt(data, params, {"lam": LAM, "n": N_BACKENDS, "d1": NET_DELAY,
+                                    "d2": NET_DELAY, "delta": NET_DELAY,
+                                    "n_requests": N_REQUESTS, "warmup_requests": WARMUP})
+    rejects((dispatch_sim.simulate_dispatch, dispatch_sim.simulate_records), p, bad,
+            policy=policy, service=service, seed=seed)
+    raises_naming("policy", dispatch_sim.simulate_dispatch, "round_robin", 1.0, service, n)
+
+
+# ============================================================ every public function has a case
+
+# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
+# own to fuzz) names the test that builds and checks it and the function it comes from.
+FUZZED = {
+    sla: {
+        "waiting_percentile": test_sla_closed_forms, "response_cdf": test_sla_closed_forms,
+        "erlang_c": test_sla_closed_forms, "mmn_response_cdf": test_sla_closed_forms,
+        "mmn_waiting_cdf": test_sla_closed_forms,
+        "mmn_waiting_percentile": test_sla_closed_forms,
+        "fewest_meeting": test_sla_closed_forms, "service_law": test_sla_closed_forms,
+        "empirical_service": test_sla_closed_forms,
+        "response_percentile": test_sla_solvers, "mmn_response_percentile": test_sla_solvers,
+        "min_backends": test_sla_solvers, "erlang_c_min_servers": test_sla_solvers,
+        "retry_busy_probability": test_sla_solvers,
+        "gpu_service_rate": test_gpu_operating_point,
+        "diurnal_trace": test_sla_traces, "trace_rates": test_sla_traces,
+        "plan_replicas": test_sla_traces, "ReplicaPlan": (test_sla_traces, "plan_replicas")},
+    dispatch_sim: {
+        "simulate_records": test_dispatch_sim, "simulate_dispatch": test_dispatch_sim,
+        "DispatchRecords": (test_dispatch_sim, "simulate_records"),
+        "DispatchSimResult": (test_dispatch_sim, "simulate_dispatch")},
+}

@@ -1,0 +1,301 @@
+"""Fuzz tests of the LLM token limits (engine.token_limit, the M/G/1+D solver): the contract of tests/fuzzing.py
+over every public function's declared domains; ``FUZZED`` maps each public name
+to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+
+
+# ============================================================ engine.token_limit
+
+TOKEN_DOMAINS = {"lam": LAM_PER_S, "a": A_S_PER_TOKEN, "c": C_S, "n_max": N_MAX,
+                 "patience": PATIENCE_S, "theta": THETA, "loss_cost": LOSS_COST}
+FINITE_N_MAX = valid(N_MAX, high=5000, allow_inf=False)
+SUMMABLE = 200_000      # law tops up to this are summed without n_max (above: cost)
+
+
+def law_top(law) -> float:
+    """Top of the token grid without a limit, inf when beyond ``MAX_TOKEN_GRID``."""
+    try:
+        return token_laws.grid_top(law)
+    except ValueError:
+        return math.inf
+
+
+def service_mean(a, c, law, n_max):
+    return a * np.asarray(token_limit.clipped_token_moments(law, n_max)[0]) + c
+
+
+@FUZZ_VECTOR
+@given(token_law_specs(), valid(A_S_PER_TOKEN), valid(C_S), sweep(FINITE_N_MAX), loads(),
+       valid(THETA), valid(LOSS_COST), st.data())
+def test_token_limit_moments(law, a, c, n_max, rho, theta, loss_cost, data):
+    """clipped_token_moments, mean_utility, mean_wait, utilization, largest_stable_limit,
+    objective_v1/v2: ρ = λE[S] < 1 is the stability condition of the M/G/1 queue."""
+    name, law = law
+    n_max = np.array(n_max, dtype=float)
+    e1, e2 = token_limit.clipped_token_moments(law, n_max)
+    assert_no_nan((e1, e2))
+    assert np.all((e1 >= 1) & (e1 <= n_max * (1 + 1e-12)) & (e2 >= e1 * e1 * (1 - 1e-9)))
+    es = a * e1 + c
+    lam = at_load(rho, 1 / es)
+    load = token_limit.utilization(lam, a, c, law, n_max)
+    assert close(load, lam * es, 1e-12)
+    unstable = lam >= 1 / es                     # capacity 1/E[S]: ρ = λE[S] ≥ 1
+    w = token_limit.mean_wait(lam, a, c, law, n_max)
+    assert_inf_iff(w, unstable, "mean_wait")
+    assert np.all(w >= 0)
+    u = token_limit.mean_utility(law, n_max)
+    assert_no_nan(u)
+    assert np.all((u > 0) & (u <= 1 + 1e-12))
+    v1 = token_limit.objective_v1(u, w, theta)
+    assert_no_nan(v1)
+    assert np.all((v1 == -np.inf) == unstable)
+    v2 = token_limit.objective_v2(u, np.where(unstable, 10.0, w), np.zeros_like(u), theta,
+                                  loss_cost)
+    assert_no_nan(v2)
+    for f in (token_limit.clipped_token_moments, token_limit.utilization, token_limit.mean_wait,
+              token_limit.mean_utility, token_limit.objective_v1, token_limit.objective_v2):
+        tally(f, POINTS)
+    top = law_top(law)
+    if top <= SUMMABLE:                          # no limit: the sums stop at the law's top
+        assert np.all(token_limit.mean_utility(law, None) == 1.0)
+        assert_no_nan(token_limit.clipped_token_moments(law, None))
+    elif math.isinf(top):                        # documented: an unbounded law needs n_max
+        raises_naming("n_max", token_limit.clipped_token_moments, law, None)
+    if rho[0] >= 0.01 or top <= SUMMABLE:        # below, a heavy tail sums up to 8.4 M terms
+        lam0 = float(lam[0])
+        m = token_limit.largest_stable_limit(lam0, a, c, law)
+        assert not math.isnan(m) and m >= 0
+        if 1 <= m < math.inf:
+            assert token_limit.utilization(lam0, a, c, law, m) < 1
+            assert token_limit.utilization(lam0, a, c, law, m + 1) >= 1
+        tally(token_limit.largest_stable_limit)
+    params = dict(lam=lam, a=a, c=c, n_max=n_max, theta=theta, loss_cost=loss_cost)
+    p, bad = corrupt(data, params, TOKEN_DOMAINS)
+    rejects((token_limit.utilization, token_limit.mean_wait), p, bad, dist=law)
+    rejects((token_limit.clipped_token_moments, token_limit.mean_utility), p, bad, dist=law)
+    if bad in ("theta", "loss_cost"):
+        rejects((token_limit.objective_v1,), dict(mean_utility=u, mean_wait=w, **p), bad)
+        rejects((token_limit.objective_v2,), dict(mean_utility=u, mean_wait_all=w,
+                                                  loss_fraction=0 * u, **p), bad)
+
+
+@FUZZ_VECTOR
+@given(loads(), valid(A_S_PER_TOKEN, low=1e-4, high=100.0), valid(PATIENCE_S), st.data())
+@example(np.full(POINTS, 0.001), 0.05, 300.0, None).via("λτ = 6, τ/d = 6000: Erlang's series")
+def test_patience_closed_forms(rho, service, patience, data):
+    """M/M/1+D and M/D/1+D exactly (π, E[W_q], E[W_qs]): no stability condition with a
+    finite patience, inf means at ρ ≥ 1 without one."""
+    lam = at_load(rho, 1 / service)
+    unstable = ~(lam * service < 1) & (patience == math.inf)
+    with np.errstate(invalid="ignore"):        # λτ: M/D/1+D solves a grid of ≥ λτ points
+        arrivals = np.where(lam > 0, lam * patience, 0.0)
+    beyond = np.isfinite(arrivals) & (arrivals > token_limit.EXACT_LAM_TAU)
+    if beyond.any():                            # documented: beyond the exact solver
+        raises_naming("patience", token_limit.md1_deterministic_patience, lam[beyond], service,
+                      patience)
+    # 12 < λτ: one Volterra solve a point (5-50 ms): the first two only (cost)
+    volterra = np.isfinite(arrivals) & (arrivals > 12) & ~beyond
+    costly = volterra & ((arrivals > 256) | (np.cumsum(volterra) > 2))
+    for f in (token_limit.mm1_deterministic_patience, token_limit.md1_deterministic_patience):
+        keep = ~(beyond | costly) if f is token_limit.md1_deterministic_patience else \
+            np.ones(POINTS, dtype=bool)
+        loss, w_all, w_served = (np.asarray(x) for x in f(lam[keep], service, patience))
+        assert_no_nan((loss, w_all, w_served))
+        assert np.all((loss >= 0) & (loss <= 1))
+        assert_inf_iff(w_all, unstable[keep], f"{f.__name__} E[W_q]")
+        if patience < math.inf:
+            assert np.all((w_all >= -1e-9 * patience) & (w_all <= patience * (1 + 1e-9)))
+        tally(f, int(keep.sum()))
+    if data is None:
+        return
+    params = dict(lam=lam, mean_service=service, patience=patience)
+    p, bad = corrupt(data, params, {"lam": LAM_PER_S, "mean_service": A_S_PER_TOKEN,
+                                    "patience": PATIENCE_S})
+    rejects((token_limit.mm1_deterministic_patience,), p, bad)
+    p["service"] = p.pop("mean_service")
+    rejects((token_limit.md1_deterministic_patience,), p,
+            "service" if bad == "mean_service" else bad)
+
+
+def check_impatience(r, lam, tau, unstable_without_patience):
+    """π in [0, 1], 0 ≤ E[W_q] ≤ τ (inf only for τ = inf at ρ ≥ 1), no NaN."""
+    assert_no_nan(r)
+    loss, w_all = np.asarray(r.loss_fraction), np.asarray(r.mean_wait_all)
+    assert np.all((loss >= 0) & (loss <= 1))
+    finite_tau = np.isfinite(tau)
+    assert_inf_iff(w_all, ~finite_tau & unstable_without_patience, "mean_wait_all")
+    assert np.all(w_all[finite_tau] <= np.broadcast_to(tau, w_all.shape)[finite_tau]
+                  * (1 + 1e-9))
+
+
+LIGHT_LAWS = token_law_specs(heavy=False, max_log_mean=6.0)
+SOLVABLE_LAM_TAU = 1024     # the exact solver's grid has ≥ λτ points, O(n²): ≤ 15 ms a point
+
+
+def arrivals_within(lam, patience):
+    """(beyond, keep): points with λτ above ``EXACT_LAM_TAU`` (a documented ``ValueError``),
+    and those solved here: λτ ≤ ``SOLVABLE_LAM_TAU``, no patience, or λ = inf (no grid).
+    Points in between (seconds each) are left to the unit tests."""
+    lam = np.asarray(lam, dtype=float)
+    with np.errstate(invalid="ignore"):
+        arrivals = np.where(lam > 0, lam * patience, 0.0)
+    finite = np.isfinite(arrivals)
+    beyond = finite & (arrivals > token_limit.EXACT_LAM_TAU)
+    keep = (finite & (arrivals <= SOLVABLE_LAM_TAU)) | (patience == np.inf) | np.isinf(lam)
+    return beyond, keep
+
+
+# One exact solve per point (a Volterra equation on 1024-4096 grid points, 5-50 ms each);
+# the interpolation is vectorised.
+@fuzz(96, POINTS)
+@given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0),
+       st.one_of(st.none(), st.integers(1, 2000)), loads(), valid(PATIENCE_S, high=1e4),
+       st.data())
+def test_impatience(law, a, c, n_max, rho, patience, data):
+    """impatience (exact and interpolation), ServiceLaw, over loads beyond capacity too:
+    with a finite patience every load has a steady state."""
+    name, law = law
+    if n_max is None and law_top(law) > SUMMABLE:
+        n_max = 2000
+    es = float(service_mean(a, c, law, n_max))
+    lam = at_load(rho, 1 / es)
+    unstable = lam >= 1 / es
+    beyond, keep = arrivals_within(lam, patience)
+    for method in ("exact", "interpolation"):
+        if beyond.any():               # documented: λτ beyond the exact solver's grid
+            raises_naming("patience", token_limit.impatience, lam[beyond], a, c, law, n_max,
+                          patience, method)
+        r = token_limit.impatience(lam[keep], a, c, law, n_max, patience, method)
+        check_impatience(r, lam[keep], patience, unstable[keep])
+        tally(token_limit.impatience, int(keep.sum()))
+    law_s = token_limit.ServiceLaw.clipped(a, c, law, np.inf if n_max is None else n_max)
+    assert close(law_s.mean, es, 1e-9) and close(law_s.probs.sum(), 1.0, 1e-12)
+    i1, i2 = law_s.integrated_tails(np.array([0.0, es, 10 * es]))
+    assert_no_nan((i1, i2))
+    det = token_limit.ServiceLaw.deterministic(es)
+    assert det.mean == es
+    tally(token_limit.ServiceLaw, 2)
+    tally(mg1_patience.ServiceLaw, 2)          # its base class, whose methods these run
+    params = dict(lam=lam, a=a, c=c, n_max=n_max, patience=patience)
+    p, bad = corrupt(data, params, TOKEN_DOMAINS)
+    for method in ("exact", "interpolation"):
+        rejects((token_limit.impatience,), p, bad, dist=law, method=method)
+    raises_naming("method", token_limit.impatience, lam, a, c, law, n_max, patience, "other")
+
+
+# limit_point and limit_curves solve the exact impatience model at each limit (5-50 ms a
+# point), optimal_limit up to every integer limit: ~0.2 s a case.
+@fuzz(60)
+@given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0), rho(), st.integers(1, 2000),
+       valid(PATIENCE_S, high=1e3), valid(THETA), valid(LOSS_COST),
+       st.sampled_from(["exact", "interpolation"]), st.data())
+def test_token_limit_answers(law, a, c, rho, n_max, patience, theta, loss_cost, method, data):
+    """limit_point, limit_curves, optimal_limit (V1 and V2)."""
+    name, law = law
+    es = float(service_mean(a, c, law, n_max))
+    lam = float(at_load(rho, 1 / es))
+    unstable = not lam < 1 / es
+    beyond, keep = arrivals_within(lam, patience)
+    if beyond:                          # documented: λτ beyond the exact solver's grid
+        raises_naming("patience", token_limit.limit_point, lam, a, c, law, n_max, patience,
+                      method)
+    if keep:
+        pt = token_limit.limit_point(lam, a, c, law, n_max, patience, method)
+        assert_no_nan(pt)
+        assert_inf_iff(pt.mean_wait, unstable, "limit_point.mean_wait")
+        assert close(pt.capacity_per_s, 1 / es, 1e-12) and 0 <= pt.loss_fraction <= 1
+        tally(token_limit.limit_point)
+    grid = np.unique([1, n_max, max(1, n_max // 2)])
+    if keep:
+        curves = token_limit.limit_curves(lam, a, c, law, grid, patience)
+        assert_no_nan(curves)
+        assert_inf_iff(curves.mean_wait, lam >= 1 / service_mean(a, c, law, grid),
+                       "limit_curves.mean_wait")
+        tally(token_limit.limit_curves)
+    cand = np.unique([1, n_max, 2 * n_max])
+    v1 = token_limit.optimal_limit(lam, a, c, law, theta, candidates=None if rho < 1 else cand)
+    assert_no_nan(v1, allowed=("objectives",))
+    assert v1.n_max in v1.candidates and v1.objective == np.max(v1.objectives)
+    if keep:
+        v2 = token_limit.optimal_limit(lam, a, c, law, theta, loss_cost, patience, method=method,
+                                       candidates=cand, printed_sign=data.draw(st.booleans()))
+        assert_no_nan(v2)
+        assert 0 <= v2.loss_fraction <= 1
+    tally(token_limit.optimal_limit)
+    params = dict(lam=lam, a=a, c=c, n_max=n_max, patience=patience, theta=theta,
+                  loss_cost=loss_cost)
+    p, bad = corrupt(data, params, TOKEN_DOMAINS)
+    rejects((token_limit.limit_point,), p, bad, dist=law, method=method)
+    if bad != "n_max":
+        rejects((token_limit.optimal_limit,), p, bad, dist=law, candidates=cand)
+
+
+# The exact model behind §V-B's numbers: ~0.2 s (interpolation) to ~2 s (exact) a case.
+@fuzz(4)
+@given(valid(A_S_PER_TOKEN, low=0.01, high=0.05), valid(C_S, high=2.0),
+       st.sampled_from(["interpolation", "interpolation", "exact"]),
+       st.sampled_from([0.0, -1.0, math.nan]))
+def test_token_paper_comparison(a, c, method, bad):
+    """paper_comparison: no NaN (E[W] and its change are inf where §V-B's load is unstable
+    for these a, c), each row with its note."""
+    rows = token_limit.paper_comparison(a, c, method=method)
+    assert_no_nan(rows)
+    assert all(r.note for r in rows)
+    tally(token_limit.paper_comparison)
+    raises_naming("a", token_limit.paper_comparison, bad, c)
+
+
+# ~2 ms a case (numba loop of n_jobs requests), POINTS loads an example.
+@fuzz(1000, POINTS)
+@given(token_law_specs(), valid(A_S_PER_TOKEN), valid(C_S), valid(N_MAX, high=10 ** 6),
+       st.one_of(st.none(), valid(PATIENCE_S)), loads(), st.integers(1, 300),
+       st.one_of(st.none(), st.integers(0, 400)), st.integers(0, 2 ** 32), st.data())
+def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, seed, data):
+    """simulate_token_queue at stable and unstable loads, with and without patience."""
+    name, law = law
+    es = float(service_mean(a, c, law, min(n_max, 2000)))
+    for lam in at_load(rho, 1 / es):
+        args = dict(lam=lam, a=a, c=c, dist=law, n_max=n_max, patience=patience, n_jobs=n_jobs,
+                    seed=seed, warmup_jobs=warmup)
+        if not 0 < lam < np.inf:
+            raises_naming("lam", token_limit.simulate_token_queue, **args)
+            continue
+        r = token_limit.simulate_token_queue(**args)
+        assert_no_nan(r)
+        assert 0 <= r.loss_fraction <= 1 and r.mean_wait_all >= 0 and r.mean_service > 0
+        if patience is not None:
+            assert r.mean_wait_all <= patience * (1 + 1e-9)
+        tally(token_limit.simulate_token_queue)
+    params = dict(lam=max(float(at_load(rho[0], 1 / es)), 1e-6) if np.isfinite(rho[0])
+                  else 1.0, a=a, c=c, n_max=n_max, patience=patience or 10.0, n_jobs=n_jobs,
+                  warmup_jobs=warmup or 0)
+    p, bad = corrupt(data, params, {**TOKEN_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})
+    rejects((token_limit.simulate_token_queue,), p, bad, dist=law)
+
+
+# ============================================================ every public function has a case
+
+# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
+# own to fuzz) names the test that builds and checks it and the function it comes from.
+FUZZED = {
+    token_limit: {
+        "clipped_token_moments": test_token_limit_moments,
+        "mean_utility": test_token_limit_moments, "mean_wait": test_token_limit_moments,
+        "utilization": test_token_limit_moments, "largest_stable_limit": test_token_limit_moments,
+        "objective_v1": test_token_limit_moments, "objective_v2": test_token_limit_moments,
+        "impatience": test_impatience, "ServiceLaw": test_impatience,
+        "Impatience": (test_impatience, "impatience"),
+        "limit_point": test_token_limit_answers, "limit_curves": test_token_limit_answers,
+        "optimal_limit": test_token_limit_answers,
+        "LimitPoint": (test_token_limit_answers, "limit_point"),
+        "LimitCurves": (test_token_limit_answers, "limit_curves"),
+        "OptimalLimit": (test_token_limit_answers, "optimal_limit"),
+        "paper_comparison": test_token_paper_comparison,
+        "PaperValue": (test_token_paper_comparison, "paper_comparison"),
+        "simulate_token_queue": test_simulate_token_queue,
+        "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue")},
+    mg1_patience: {
+        "mm1_deterministic_patience": test_patience_closed_forms,
+        "md1_deterministic_patience": test_patience_closed_forms,
+        "ServiceLaw": test_impatience},
+}
