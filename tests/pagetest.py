@@ -6,6 +6,20 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Each page's script, by the page's short name (the names the input tests use).
+SCRIPTS = {
+    "gpu_batching": "pages/gpu_batching.py",
+    "llm_token_limits": "pages/llm_token_limits.py",
+    "llm_batching": "pages/llm_batching.py",
+    "cpu_gpu_pipeline": "pages/cpu_gpu_pipeline.py",
+    "autoscaling_sla": "pages/autoscaling_sla.py",
+}
+
+
+def script(page: str) -> str:
+    """The script path (under the repository) of the page called ``page``."""
+    return SCRIPTS[page]
+
 
 def open_page(page: str, query: dict | None = None, via_app: bool = False) -> AppTest:
     """Run ``page`` (a path under the repository) with ``query`` as URL parameters.

@@ -6,7 +6,8 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py")
+PAGES = sorted(p.relative_to(ROOT).as_posix()
+               for p in [*(ROOT / "pages").glob("*.py"), *(ROOT / "pages").glob("*/page.py")]
                if p.name != "home.py")
 
 

@@ -27,12 +27,33 @@ def inert(text: str) -> str:
 
 @dataclass(frozen=True)
 class Field:
+    """One input of a page: its URL key (also the widget key), default, kind and bounds.
+
+    ``domain`` is the engine's declaration of the parameter the input stands for
+    (``engine.core.domains``): ``low``/``high`` default to its bounds and must lie
+    inside it, so a page never offers a value the engine refuses.  ``aliases`` are
+    older URL keys of the same input, still accepted when a link is opened.
+    """
     key: str
     default: object
     kind: type = float                   # float, int, str or bool
     low: float | None = None
     high: float | None = None
     choices: tuple | None = None
+    domain: object = None                # an engine Domain, or None
+    aliases: tuple = ()
+
+    def __post_init__(self):
+        if self.domain is None:
+            return
+        d = self.domain
+        if self.low is None and math.isfinite(d.low):
+            object.__setattr__(self, "low", d.low)
+        if self.high is None and math.isfinite(d.high):
+            object.__setattr__(self, "high", d.high)
+        for bound in (self.low, self.high, self.default):
+            if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+                d.check(bound, self.key)      # ValueError naming the field: a page bug
 
     def parse(self, raw: str):
         """The value a URL string stands for, or ``ValueError`` saying why not."""
@@ -80,6 +101,9 @@ def restore(fields: list[Field]) -> None:
         if field.key in st.session_state:
             continue
         raw = st.query_params.get(field.key)
+        for alias in field.aliases:           # a link made before the key was renamed
+            if raw is None:
+                raw = st.query_params.get(alias)
         value = field.default
         if raw is not None:
             try:
@@ -106,3 +130,24 @@ def publish(fields: list[Field]) -> None:
     params = {f.key: f.format(st.session_state[f.key]) for f in fields if f.key in st.session_state}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
+
+
+def _bounds(field: Field, kw: dict) -> dict:
+    if field.low is not None:
+        kw.setdefault("min_value", field.kind(field.low) if field.kind is int else float(field.low))
+    if field.high is not None:
+        kw.setdefault("max_value", field.kind(field.high) if field.kind is int else float(field.high))
+    if field.domain is not None and "help" not in kw and field.domain.description:
+        unit = f" ({field.domain.unit})" if field.domain.unit else ""
+        kw["help"] = field.domain.description[0].upper() + field.domain.description[1:] + unit + "."
+    return kw
+
+
+def slider(field: Field, label: str, **kw):
+    """``st.slider`` for ``field``: its key, and its bounds (typed once, in the Field)."""
+    return st.slider(label, key=field.key, **_bounds(field, kw))
+
+
+def number_input(field: Field, label: str, **kw):
+    """``st.number_input`` for ``field``: its key, and its bounds (typed once, in the Field)."""
+    return st.number_input(label, key=field.key, **_bounds(field, kw))

@@ -310,7 +310,7 @@ def page_fields():
         seen, spy = _spy_fields()
         mp.setattr(share, "restore", spy)
         for page in PAGES:
-            pagetest.open_page(f"pages/{page}.py")
+            pagetest.open_page(pagetest.script(page))
             out[page] = seen[-1]
     return out
 
@@ -374,7 +374,7 @@ def test_garbage_link_values_fall_back_with_a_warning(page, run, page_fields):
     if len(fields) >= len(GARBAGE_KINDS):
         assert set(kinds) == set(GARBAGE_KINDS)
     query = {f.key: garbage(f, kind) for f, kind in zip(fields, kinds)}
-    at = pagetest.open_page(f"pages/{page}.py", query)     # fails on any exception
+    at = pagetest.open_page(pagetest.script(page), query)     # fails on any exception
     warnings = [w.value for w in at.warning]
     for field in fields:
         assert at.session_state[field.key] == field.default, field.key
@@ -390,14 +390,14 @@ def test_query_string_over_streamlits_limit_gives_the_defaults(page_fields):
     """Streamlit drops a whole query string over 512 KB (and logs why): the page
     runs on its defaults."""
     fields = page_fields["cpu_gpu_pipeline"]
-    at = pagetest.open_page("pages/cpu_gpu_pipeline.py", {f.key: "9" * 100_000 for f in fields})
+    at = pagetest.open_page(pagetest.script("cpu_gpu_pipeline"), {f.key: "9" * 100_000 for f in fields})
     assert charts(at)
     for field in fields:
         assert at.session_state[field.key] == field.default, field.key
 
 
 def test_llm_batching_unknown_preset_link_is_warned():
-    at = pagetest.open_page("pages/llm_batching.py", {"preset": SCRIPT})
+    at = pagetest.open_page(pagetest.script("llm_batching"), {"preset": SCRIPT})
     assert at.session_state["preset"] == "a100_llama2_7b"
     assert any(w.value.startswith("Link parameter `preset`") for w in at.warning)
 
@@ -427,7 +427,7 @@ def _refusal(at, prefix: str, case: str) -> str:
 def test_bad_uploads_show_an_error_and_keep_the_previous_scenario(page):
     query, uploader, paste, parser, prefix = UPLOAD_PAGES[page]
     upload = UPLOADS[parser]
-    at = pagetest.open_page(f"pages/{page}.py", query)
+    at = pagetest.open_page(pagetest.script(page), query)
     at.file_uploader(key=uploader).set_value((f"{IMG}.csv", upload.good.encode(), "text/csv"))
     at.run()
     assert not at.exception and not [e for e in at.error if e.value.startswith(prefix)]
@@ -470,7 +470,7 @@ def test_pasting_50_mb_keeps_the_page_running(page):
     """A paste box without ``max_chars`` would send 50 MB to the server, where Streamlit
     refuses the widget state (over 25 MB) with an exception instead of the page."""
     query, _, paste, _, _ = UPLOAD_PAGES[page]
-    at = pagetest.open_page(f"pages/{page}.py", query)
+    at = pagetest.open_page(pagetest.script(page), query)
     assert 0 < at.text_area(key=paste).max_chars <= MAX_UPLOAD_BYTES
     before = charts(at)
     at.text_area(key=paste).input("1," * (BIG // 2)).run()   # AppTest obeys max_chars
@@ -480,7 +480,7 @@ def test_pasting_50_mb_keeps_the_page_running(page):
 
 def test_llm_batching_empty_upload_is_reported():
     query, uploader, _, parser, prefix = UPLOAD_PAGES["llm_batching"]
-    at = pagetest.open_page("pages/llm_batching.py", query)
+    at = pagetest.open_page(pagetest.script("llm_batching"), query)
     at.file_uploader(key=uploader).set_value(("empty.csv", b"", "text/csv"))
     at.run()
     assert not at.exception
@@ -488,7 +488,7 @@ def test_llm_batching_empty_upload_is_reported():
 
 
 def test_bad_profile_table_edits_show_an_error_and_keep_the_previous_profile():
-    at = pagetest.open_page("pages/gpu_batching.py", {"preset": "custom"})
+    at = pagetest.open_page(pagetest.script("gpu_batching"), {"preset": "custom"})
     before = charts(at)
     assert before and len(at.data_editor) == 1
     b = at.data_editor[0].value["batch_size"]
