@@ -1,17 +1,39 @@
-"""README snippets and docstring examples run as tests."""
+"""Examples in the README, the docs and the engine's docstrings run as tests; the docs
+link to files that exist."""
 import doctest
+import importlib
+import pkgutil
+import re
 from pathlib import Path
 
-import engine.batching
+import pytest
+
+import engine
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def test_readme_examples_run():
-    result = doctest.testfile(str(ROOT / "README.md"), module_relative=False)
-    assert result.attempted > 0 and result.failed == 0
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_doc_examples_run(path):
+    result = doctest.testfile(str(path), module_relative=False)
+    assert result.failed == 0
+
+
+def test_the_engine_doc_has_examples():
+    assert doctest.testfile(str(ROOT / "docs" / "engine.md"), module_relative=False).attempted > 0
 
 
 def test_engine_docstring_examples_run():
-    result = doctest.testmod(engine.batching)
-    assert result.attempted > 0 and result.failed == 0
+    attempted = 0
+    for info in pkgutil.walk_packages(engine.__path__, "engine."):
+        result = doctest.testmod(importlib.import_module(info.name))
+        assert result.failed == 0, info.name
+        attempted += result.attempted
+    assert attempted > 0
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_in_docs_point_to_files(path):
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text()):
+        assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
