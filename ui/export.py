@@ -84,6 +84,29 @@ padding:4px 8px;text-align:left}} .cap{{color:#555;font-size:0.9em}} code{{font-
 {_BOTH_FORMATS_JS}</body></html>"""
 
 
+def drawn_once(fig: go.Figure) -> go.Figure:
+    """``fig`` with its ``to_dict()`` computed once and kept on the figure.
+
+    ``st.plotly_chart`` converts the figure to a dict on every rerun (every numpy
+    array to base64 again), which is most of what drawing a chart costs; the pages'
+    figures are memoised and never modified after building, so a rerun that draws
+    the same figure object again reuses the dict.  Callers must not modify the
+    returned dict (plotly and Streamlit only read it).
+    """
+    if "to_dict" in vars(fig):                       # already done
+        return fig
+    build = fig.to_dict
+    kept = []
+
+    def to_dict():
+        if not kept:
+            kept.append(build())
+        return kept[0]
+
+    object.__setattr__(fig, "to_dict", to_dict)
+    return fig
+
+
 def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None:
     """Draw a chart with its exports: the modebar camera downloads PNG or SVG (the
     format chosen in ``st.session_state[image_format_key]``), and one row of
@@ -92,7 +115,7 @@ def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None
     import streamlit as st
 
     fmt = st.session_state.get(image_format_key, "png")
-    st.plotly_chart(fig, config=chart_config(fmt, name), key=f"chart_{name}")
+    st.plotly_chart(drawn_once(fig), config=chart_config(fmt, name), key=f"chart_{name}")
     row = st.container(horizontal=True, gap="small")
     row.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
                         key=f"csv_{name}", on_click="ignore", icon=":material/download:")
