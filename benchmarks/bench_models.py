@@ -5,12 +5,12 @@
 * CPU-GPU pipeline: one exact tandem solve at 98 % of the capacity for K <= 16,
   c <= 128, both blocking rules (rates 1, 2, 0.1 per time unit), against the
   previous solver (logarithmic reduction on the full phase space, kept as
-  ``pipeline._tandem(..., method="reference")``) or, where that takes minutes,
+  ``pipeline.tandem(..., method="reference")``) or, where that takes minutes,
   the naive decomposition.  At c = 128 these rates leave the compute units never
   all busy (probability below 1e-18), so the reduced chain applies; at c <= 64
   the full phase space is solved (O(N^3), N = (K+1)(c+1)).  Where the units can
   fill at c = 128 a point takes about 50 s on that route, too slow for this
-  table (see engine/pipeline.py); the previous solver took 70-90 s a point at
+  table (see engine/pipeline/); the previous solver took 70-90 s a point at
   c = 128 even here, so that row's baseline is the naive decomposition.  The
   goal is a slider's budget (tens of ms).
 """
@@ -45,7 +45,7 @@ def _tandem_row(mu, K, cu, blocking, base):
     slow = cu > 32 and not _units_never_full(mu, K, cu)
     t = best_time(lambda: pipeline.tandem(lam, *mu, K, cu, blocking), repeat=1 if slow else 5)
     if base == "previous":
-        ref = best_time(lambda: pipeline._tandem(lam, *mu, K, cu, blocking, method="reference"),
+        ref = best_time(lambda: pipeline.tandem(lam, *mu, K, cu, blocking, method="reference"),
                         repeat=1 if cu > 16 else 3)
         base_name = "previous solver ms"
     else:

@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 PAGES = sorted(p.relative_to(ROOT).as_posix()
                for p in [*(ROOT / "pages").glob("*.py"), *(ROOT / "pages").glob("*/page.py")]
-               if p.name != "home.py")
+               if p.name not in ("home.py", "__init__.py"))
 
 
 def test_app_runs_and_shows_home():

@@ -173,7 +173,7 @@ LLM_KV_CAPACITY = Domain("kv_capacity_tokens", "tokens", low=0.0, low_open=True,
                          description="KV-cache capacity of continuous batching, in tokens")
 LLM_PROMPT_TOKENS = Domain("prompt_tokens", "tokens", low=0.0, typical=(0.0, 2048.0),
                            description="input tokens each request holds in the KV cache")
-# CPU-GPU pipeline (May & Voigt 2010): engine/pipeline.py
+# CPU-GPU pipeline (May & Voigt 2010): engine/pipeline/
 PIPE_MU = Domain("mu", "jobs per time unit", low=0.0, low_open=True, typical=(0.1, 10.0),
                  description="service rate of one server of a station")
 PIPE_MU_CPU = Domain("mu_cpu", "jobs per time unit", low=0.0, low_open=True, typical=(0.1, 10.0),

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ui import figures_pipeline as figs
+from pages.pipeline import figures as figs
 from ui.export import figure_frame
 
 

@@ -2,6 +2,7 @@
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+from engine.pipeline import answers, blas, chain, checks, exact, qbd, sim as pipe_sim, specs, stations
 
 
 # ============================================================ engine.pipeline
@@ -82,6 +83,8 @@ def test_pipeline_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
     for field in ("l_mem", "l_cu", "w_mem", "w_cu", "throughput", "p_cpu_blocked",
                   "p_mem_blocked"):
         assert np.all(np.isfinite(getattr(t, field))), field
+    for field in ("p_cpu_blocked", "p_mem_blocked"):       # time fractions
+        assert np.all((getattr(t, field) >= 0) & (getattr(t, field) <= 1)), field
     tally(pipeline.tandem, POINTS)
     tally(pipeline.capacity, POINTS + 1)
     tally(pipeline.solve_phases, POINTS)
@@ -107,9 +110,22 @@ def test_pipeline_capacity_never_exceeds_a_stage(mu_cpu, mu_mem, mu_cu, K, c, bl
     scaled = mu_cu * np.geomspace(1e-3, 1e3, POINTS)
     caps = pipeline.capacity(mu_cpu, mu_mem, scaled, K, c, blocking)
     assert np.all(caps <= np.minimum(min(mu_cpu, mu_mem), c * scaled) * (1 + 1e-9))
-    ph = pipeline._phases(K, c, blocking)
+    ph = chain.full_phases(K, c, blocking)
     rates = np.stack(np.broadcast_arrays(mu_cpu, mu_mem, scaled), axis=1)
-    theta, _ = pipeline._saturation(ph, rates)
+    theta, cap = qbd.saturation(ph, rates)
+    assert close(cap, caps, 1e-12)
+    # the bound is a log-probability; where it is below the threshold the units are free
+    bound = chain.log_all_units_busy_bound(rates, K, c)
+    assert np.all(bound <= 1e-12)
+    assert np.array_equal(chain.units_never_all_busy(rates, K, c), bound <= chain.LOG_UNITS_FREE_EPS)
+    # generator rows: A1 + A2 + λI sums to 0 on each row (A0 = λI)
+    lam = 0.5 * caps
+    A1, A2, B1 = chain.qbd_blocks(ph, lam, rates)
+    assert np.allclose((A1 + A2).sum(axis=2) + lam[:, None], 0.0,
+                       atol=1e-9 * rates.max(axis=1, keepdims=True))
+    for f in (qbd.saturation, chain.log_all_units_busy_bound, chain.units_never_all_busy,
+              chain.qbd_blocks):
+        tally(f, POINTS)
     flow = theta[:, ph.src] * rates[:, ph.kind] * ph.mult        # (points, events)
     # every job has one service completion at each stage (held or passed on)
     through = [flow[:, ph.kind == k].sum(axis=1) for k in (0, 1, 2)]
@@ -144,8 +160,11 @@ def test_pipeline_rates(spec_id, work_id, scales, fraction, reuse, units, blocki
         assert min(rates.mu_cpu, rates.mu_mem, rates.mu_cu) > 0
         grouped = pipeline.group_compute_units(rates, units)
         assert close(grouped.c * grouped.mu_cu, rates.c * rates.mu_cu, 1e-12)
+        faster = pipeline.with_cpu_speedup(rates, s_)
+        assert close(faster.mu_cpu, rates.mu_cpu * s_, 1e-12) and faster.mu_mem == rates.mu_mem
         tally(pipeline.rates_from_specs)
         tally(pipeline.group_compute_units)
+        tally(pipeline.with_cpu_speedup)
     cap = float(pipeline.capacity(grouped.mu_cpu, grouped.mu_mem, grouped.mu_cu,
                                   min(grouped.K, 4), grouped.c, blocking))
     small = dataclasses.replace(grouped, K=min(grouped.K, 4))
@@ -160,6 +179,8 @@ def test_pipeline_rates(spec_id, work_id, scales, fraction, reuse, units, blocki
     raises_naming(field, pipeline.rates_from_specs, spec0,
                   dataclasses.replace(work0, **{field: bad}))
     raises_naming("c", pipeline.group_compute_units, grouped, 0)
+    raises_naming("factor", pipeline.with_cpu_speedup, grouped, data.draw(
+        st.sampled_from([0.0, -1.0, np.inf, np.nan])))
 
 
 # ~4 ms a case (numba loop over n_jobs jobs), POINTS loads an example.
@@ -189,22 +210,151 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
     rejects((pipeline_sim.simulate_tandem,), p, bad, blocking=blocking)
 
 
+# Small phase spaces (≤ 25 + 14 phases), one dense solve per reduction step.
+@FUZZ_VECTOR
+@given(valid(PIPE_MU_CPU, high=1e3), valid(PIPE_MU_MEM, high=1e3), valid(PIPE_MU_CU, high=1e3),
+       st.integers(1, 4), st.integers(1, 4), st.sampled_from(pipeline.BLOCKING),
+       st.floats(0.05, 0.95))
+def test_pipeline_qbd_solvers(mu_cpu, mu_mem, mu_cu, K, c, blocking, load):
+    """The QBD solvers on the full phase space, one against another: G stochastic by
+    cyclic and by logarithmic reduction, the same measures from both routes, GTH and
+    the linear solve giving one stationary vector."""
+    ph = chain.full_phases(K, c, blocking)
+    rates = np.array([[mu_cpu, mu_mem, mu_cu]])
+    theta, cap = qbd.saturation(ph, rates)
+    A1, A2, _ = chain.qbd_blocks(ph, np.zeros(1), rates)
+    assert close(qbd.gth(A1 + A2), qbd.stationary_vector(A1 + A2), 1e-6)
+    assert np.allclose(qbd.gth(A1 + A2), theta, rtol=1e-6, atol=1e-12)
+    lam = load * cap
+    A1, A2, _ = chain.qbd_blocks(ph, lam, rates)
+    for G in (qbd.cyclic_reduction(lam, A1, A2), qbd.log_reduction(lam, A1, A2)):
+        assert np.all(np.isfinite(G))
+        assert np.allclose(G.sum(axis=2), 1.0, atol=1e-8)
+    fast, ref = qbd.solve_stable(ph, lam, rates), qbd.solve_stable_lr(ph, lam, rates)
+    for key, value in fast.items():
+        assert np.all(np.isfinite(value)), key
+        assert np.allclose(value, ref[key], rtol=1e-6, atol=1e-10), key
+    for f in (qbd.gth, qbd.stationary_vector, qbd.cyclic_reduction, qbd.log_reduction,
+              qbd.solve_stable, qbd.solve_stable_lr):
+        tally(f)
+
+
+@FUZZ_VECTOR
+@given(st.sampled_from(sorted(presets.gpu_specs())),
+       st.sampled_from(sorted(presets.pipeline_workloads())), st.integers(1, 4),
+       st.integers(1, 4), st.sampled_from(pipeline.BLOCKING), loads(), st.data())
+def test_pipeline_answers(spec_id, work_id, K, units, blocking, rho, data):
+    """stage_capacities, slowest_stage, operating_point, traffic, peak_flop_per_s and the
+    unit conversions on preset rates grouped to few units (small exact solves)."""
+    spec, work = presets.gpu_specs()[spec_id], presets.pipeline_workloads()[work_id]
+    work = dataclasses.replace(work, memory_slots=K)
+    try:
+        rates = pipeline.group_compute_units(pipeline.rates_from_specs(spec, work), units)
+    except ValueError as err:                  # documented: the jobs must fit in memory
+        assert "memory_slots" in str(err)
+        return
+    caps = pipeline.stage_capacities(rates)
+    assert caps == (rates.mu_cpu, rates.mu_mem, rates.c * rates.mu_cu)
+    assert caps[pipeline.slowest_stage(rates)] == min(caps)
+    cap = float(pipeline.capacity(rates.mu_cpu, rates.mu_mem, rates.mu_cu, K, units, blocking))
+    for lam in at_load(rho, cap):
+        t = rates.tandem(lam, blocking)
+        op = pipeline.operating_point(rates, lam, t, cap)
+        assert op.stable == (lam < cap) and close(op.load_fraction, lam / cap, 1e-12)
+        assert all(0 <= b <= 1 + 1e-9 for b in op.busy), op.busy
+        assert all(0 <= b <= 1 + 1e-9 for b in op.blocked), op.blocked
+        assert -1 - 1e-9 <= op.gain_over_slowest <= 1e-9          # capacity ≤ slowest stage
+        assert np.isinf(op.jobs[0]) == (not op.stable)
+        tally(pipeline.operating_point)
+    x = np.minimum(cap * np.geomspace(0.01, 1.0, POINTS), cap)
+    tr = pipeline.traffic(rates, x, work.job_size_bytes)
+    assert close(tr.flop_per_s, pipeline.per_ms_to_per_s(x) * rates.flops_per_job, 1e-12)
+    assert np.all(tr.memory_bytes_per_s >= tr.link_bytes_per_s * (1 - 1e-12))  # traffic ≥ S
+    assert close(pipeline.per_s_to_per_ms(pipeline.per_ms_to_per_s(x)), x, 1e-15)
+    peak = pipeline.peak_flop_per_s(spec, work.precision)
+    # X ≤ c·μ_cu keeps the units' share f·F of the FLOP/s at most the peak
+    assert np.all(work.parallel_fraction * tr.flop_per_s <= peak * (1 + 1e-9))
+    for f in (pipeline.traffic, pipeline.per_ms_to_per_s, pipeline.per_s_to_per_ms):
+        tally(f, POINTS)
+    memory_bw, link_bw = pipeline.bandwidths_bytes_per_s(spec)
+    assert memory_bw == spec.memory_bandwidth_GB_per_s * 1e9 and link_bw > 0
+    for f in (pipeline.stage_capacities, pipeline.slowest_stage, pipeline.peak_flop_per_s,
+              pipeline.bandwidths_bytes_per_s):
+        tally(f)
+    raises_naming("precision", pipeline.peak_flop_per_s, spec, data.draw(st.sampled_from(
+        ["fp8", "FP32", ""])))
+
+
+@FUZZ_VECTOR
+@given(st.one_of(st.integers(-3, 300), st.floats(allow_nan=True), st.text(alphabet="abc", max_size=3),
+                 st.none(), st.booleans()),
+       st.sampled_from([PIPE_K, PIPE_C]))
+def test_pipeline_checks(value, domain):
+    """single_integer, blocking_rule and the BLAS setting: a valid value comes back,
+    anything else is a ValueError naming the parameter."""
+    ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+          and value >= 1 and value == int(value))
+    if ok:
+        assert checks.single_integer(value, domain) == int(value)
+        tally(checks.single_integer)
+    elif not isinstance(value, bool):
+        raises_naming(domain.name, checks.single_integer, value, domain)
+    raises_naming(domain.name, checks.single_integer, [1, 2], domain)
+    for rule in pipeline.BLOCKING:
+        assert checks.blocking_rule(rule) == rule
+        tally(checks.blocking_rule)
+    if value not in pipeline.BLOCKING:
+        raises_naming("blocking", checks.blocking_rule, value)
+    blas.ensure_blas_limit()                     # set once; later calls change nothing
+    chosen = blas.blas_threads_chosen()
+    assert blas.limit_blas_threads(7) == chosen and blas.blas_threads_chosen() == chosen
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1) \
+            and value is not None:
+        raises_naming("threads", blas.limit_blas_threads, value)
+    for f in (blas.ensure_blas_limit, blas.blas_threads_chosen, blas.limit_blas_threads):
+        tally(f)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
 # own to fuzz) names the test that builds and checks it and the function it comes from.
+# engine.pipeline and engine.pipeline_sim only re-export these names.
 FUZZED = {
-    pipeline: {
+    stations: {
         "mm1": test_pipeline_stations, "mm1k": test_pipeline_stations,
         "mmcc": test_pipeline_stations, "mmck": test_pipeline_stations,
+        "Station": (test_pipeline_stations, "mmck")},
+    exact: {
         "tandem_independent": test_pipeline_stations,
-        "Station": (test_pipeline_stations, "mmck"),
-        "tandem": test_pipeline_tandem, "capacity": test_pipeline_tandem,  # and the xfail below
+        "tandem": test_pipeline_tandem, "capacity": test_pipeline_tandem,
         "solve_phases": test_pipeline_tandem,
-        "Tandem": (test_pipeline_tandem, "tandem"),
+        "Tandem": (test_pipeline_tandem, "tandem")},
+    chain: {
+        "log_all_units_busy_bound": test_pipeline_capacity_never_exceeds_a_stage,
+        "units_never_all_busy": test_pipeline_capacity_never_exceeds_a_stage,
+        "qbd_blocks": test_pipeline_capacity_never_exceeds_a_stage,
+        "Phases": (test_pipeline_qbd_solvers, "full_phases")},
+    qbd: {
+        "saturation": test_pipeline_capacity_never_exceeds_a_stage,
+        "gth": test_pipeline_qbd_solvers, "stationary_vector": test_pipeline_qbd_solvers,
+        "cyclic_reduction": test_pipeline_qbd_solvers, "log_reduction": test_pipeline_qbd_solvers,
+        "solve_stable": test_pipeline_qbd_solvers, "solve_stable_lr": test_pipeline_qbd_solvers},
+    specs: {
         "rates_from_specs": test_pipeline_rates, "group_compute_units": test_pipeline_rates,
+        "with_cpu_speedup": test_pipeline_rates,
         "PipelineRates": (test_pipeline_rates, "tandem")},
-    pipeline_sim: {
+    answers: {
+        "stage_capacities": test_pipeline_answers, "slowest_stage": test_pipeline_answers,
+        "operating_point": test_pipeline_answers, "traffic": test_pipeline_answers,
+        "peak_flop_per_s": test_pipeline_answers, "per_ms_to_per_s": test_pipeline_answers,
+        "per_s_to_per_ms": test_pipeline_answers, "bandwidths_bytes_per_s": test_pipeline_answers,
+        "OperatingPoint": (test_pipeline_answers, "operating_point"),
+        "Traffic": (test_pipeline_answers, "traffic")},
+    checks: {"single_integer": test_pipeline_checks, "blocking_rule": test_pipeline_checks},
+    blas: {"limit_blas_threads": test_pipeline_checks, "ensure_blas_limit": test_pipeline_checks,
+           "blas_threads_chosen": test_pipeline_checks},
+    pipe_sim: {
         "simulate_tandem": test_simulate_tandem,
         "TandemSimResult": (test_simulate_tandem, "simulate_tandem")},
 }

@@ -11,7 +11,7 @@ from tests.pagetest import charts, metric, trace
 from engine import pipeline as pl
 from engine.presets import gpu_specs, pipeline_workloads
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "cpu_gpu_pipeline.py")
+PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("cpu_gpu_pipeline"))
 
 
 def open_page(query: dict | None = None):
@@ -75,8 +75,8 @@ def test_unstable_load_is_reported_not_crashed():
 
 
 def test_large_phase_space_is_solved_only_on_request(monkeypatch):
-    from ui import pipeline_data
-    monkeypatch.setattr(pipeline_data, "N_AUTO", 50)          # the page's limit, lowered
+    from pages.pipeline import data
+    monkeypatch.setattr(data, "N_AUTO", 50)          # the page's limit, lowered
     at = open_page({"K": "8", "units": "8"})                  # N = 9·9 = 81 phases
     assert any("Limited" in w.value and "O(N³)" in w.value for w in at.warning)
     assert not at.metric and not charts(at)

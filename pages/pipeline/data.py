@@ -1,8 +1,8 @@
-"""Cached engine calls of the CPU-GPU pipeline page (hashable arguments only).
+"""Memoised engine calls of the CPU-GPU pipeline page (hashable arguments only).
 
-Rates are per ms as the engine gives them; the page shows jobs/s.  Every
-exact solve is cached; a curve is solved in a few chunks of points (each chunk
-one vectorised engine call) so a progress bar can move between chunks.
+Rates are per ms as the engine gives them (the page converts with the engine's
+``per_ms_to_per_s``).  An exact curve is solved in a few memoised chunks of points
+so a progress bar can move between them.
 """
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import numpy as np
 import streamlit as st
 
 from engine import pipeline as pl
-from engine.pipeline_sim import simulate_tandem
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
 from ui.budget import heavy, long_running
 from ui.memo import memo
+
+pl.limit_blas_threads()      # once per process, before any session solves (engine/pipeline/blas.py)
 
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 N_POINTS = 25              # exact λ grid
@@ -61,8 +62,13 @@ def rates(spec: GpuSpec, workload_id: str, K: int, units: int,
     """Stage rates (per ms) with the chosen K, the SMs grouped into ``units`` servers
     and the CPU stage ``cpu_speedup`` times faster."""
     wl = replace(workload_table()[workload_id], memory_slots=int(K))
-    r = pl.group_compute_units(pl.rates_from_specs(spec, wl), units)
-    return replace(r, mu_cpu=r.mu_cpu * float(cpu_speedup))
+    return pl.with_cpu_speedup(pl.group_compute_units(pl.rates_from_specs(spec, wl), units),
+                               cpu_speedup)
+
+
+def key(r: pl.PipelineRates, blocking: str) -> tuple:
+    """The solver's arguments for these rates: (μ_cpu, μ_mem, μ_cu, K, c, blocking)."""
+    return (r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c, blocking)
 
 
 @memo(CACHE_SIZE)
@@ -109,6 +115,13 @@ def point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
 
 
 @memo(256)
+def operating(r: pl.PipelineRates, blocking: str, lam: float) -> pl.OperatingPoint:
+    """Each stage at load ``lam`` (per ms): busy, blocked, contents (exact tandem)."""
+    k = key(r, blocking)
+    return pl.operating_point(r, lam, point(lam, *k), capacity(*k))
+
+
+@memo(256)
 def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     """The naive decomposition at one load (blocking does not enter it)."""
     return pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
@@ -117,8 +130,8 @@ def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
 @memo(512)
 @heavy
 def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i):
-    return simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
-                           seed=np.random.SeedSequence([SEED, i]))
+    return pl.simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
+                              seed=np.random.SeedSequence([SEED, i]))
 
 
 @dataclass(frozen=True)

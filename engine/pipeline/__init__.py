@@ -1,0 +1,19 @@
+"""CPU-GPU pipeline (May & Voigt 2010): CPU → GPU global memory → compute units, a
+three-stage tandem with blocking, solved exactly as a quasi-birth-death process.
+
+Submodules: ``stations`` (M/M/1, M/M/1/K, M/M/c/c, M/M/c/K), ``chain`` (phase spaces
+and QBD blocks), ``qbd`` (the exact matrix-geometric solvers), ``exact`` (the exact
+tandem, its capacity and the naive decomposition), ``specs`` (rates from a GPU
+datasheet and a workload), ``answers`` (operating point, traffic, unit conversions),
+``sim`` (job-level simulation), ``blas`` (the BLAS thread count, set once).  The
+model, derivations and the paper's errata: docs/models/pipeline.md.
+"""
+from .answers import (MS_PER_S, STAGES, OperatingPoint, Traffic, bandwidths_bytes_per_s,
+                      operating_point, peak_flop_per_s, per_ms_to_per_s, per_s_to_per_ms,
+                      slowest_stage, stage_capacities, traffic)
+from .blas import limit_blas_threads
+from .checks import BLOCKING
+from .sim import TandemSimResult, simulate_tandem
+from .specs import PipelineRates, group_compute_units, rates_from_specs, with_cpu_speedup
+from .stations import Station, mm1, mm1k, mmcc, mmck
+from .exact import METHODS, Tandem, capacity, solve_phases, tandem, tandem_independent

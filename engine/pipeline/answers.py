@@ -1,0 +1,100 @@
+"""Answers the page reads off the tandem: stage capacities and the bottleneck, the
+operating point at one load, sustained compute and memory traffic, and the unit
+conversions between the engine's per-ms rates and the page's jobs per second."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .specs import PipelineRates
+from .exact import Tandem
+
+STAGES = ("CPU + host link", "GPU global memory", "Compute units")
+MS_PER_S = 1000.0
+
+
+def per_ms_to_per_s(rate_per_ms):
+    """A rate per ms (the engine's unit for spec-based rates) in per s."""
+    return np.multiply(rate_per_ms, MS_PER_S)
+
+
+def per_s_to_per_ms(rate_per_s):
+    """A rate per s in per ms (the engine's unit for spec-based rates)."""
+    return np.divide(rate_per_s, MS_PER_S)
+
+
+def stage_capacities(rates: PipelineRates) -> tuple[float, float, float]:
+    """Each stage's own rate alone, jobs per ms: μ_cpu, μ_mem, c·μ_cu."""
+    return (float(rates.mu_cpu), float(rates.mu_mem), float(rates.c * rates.mu_cu))
+
+
+def slowest_stage(rates: PipelineRates) -> int:
+    """Index (into ``STAGES``) of the stage with the lowest rate alone."""
+    return int(np.argmin(stage_capacities(rates)))
+
+
+def peak_flop_per_s(spec, precision: str) -> float:
+    """The datasheet's peak of ``precision`` ("fp32" or "fp16"), FLOP per s."""
+    peaks = {"fp32": spec.fp32_peak_TFLOP_per_s, "fp16": spec.fp16_peak_TFLOP_per_s}
+    if precision not in peaks:
+        raise ValueError(f"precision must be 'fp32' or 'fp16', got {precision!r}")
+    return float(peaks[precision]) * 1e12
+
+
+def bandwidths_bytes_per_s(spec) -> tuple[float, float]:
+    """The datasheet's GPU-memory and host-link bandwidths, bytes per s (GB = 1e9 B)."""
+    return (float(spec.memory_bandwidth_GB_per_s) * 1e9,
+            float(spec.host_link_bandwidth_GB_per_s) * 1e9)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Sustained rates of a pipeline at throughputs X (arrays like X)."""
+
+    flop_per_s: np.ndarray           # X · FLOP per job
+    memory_bytes_per_s: np.ndarray   # X · GPU-memory traffic per job
+    link_bytes_per_s: np.ndarray     # X · job size (one crossing of the host link)
+
+
+def traffic(rates: PipelineRates, throughput_per_ms, job_size_bytes: float) -> Traffic:
+    """Compute, memory and host-link traffic at ``throughput_per_ms`` completed jobs per ms."""
+    x = per_ms_to_per_s(np.asarray(throughput_per_ms, dtype=float))
+    return Traffic(x * rates.flops_per_job, x * rates.mem_traffic_bytes_per_job,
+                   x * float(job_size_bytes))
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The pipeline at one load: each stage's utilisation (time fraction it works),
+    blocking and contents, from the exact tandem ``exact`` at ``lam_per_ms``."""
+
+    lam_per_ms: float
+    capacity_per_ms: float
+    stable: bool
+    busy: tuple[float, float, float]          # CPU, memory, units (units: mean busy / c)
+    blocked: tuple[float, float]              # CPU, memory
+    jobs: tuple[float, float, float]          # mean contents (CPU inf when unstable)
+    slowest: int                              # index into STAGES
+    gain_over_slowest: float                  # capacity / slowest stage alone − 1
+
+    @property
+    def load_fraction(self) -> float:
+        """λ as a fraction of the exact capacity."""
+        return self.lam_per_ms / self.capacity_per_ms
+
+
+def operating_point(rates: PipelineRates, lam_per_ms: float, exact: Tandem,
+                    capacity_per_ms: float) -> OperatingPoint:
+    """Utilisation, blocking and contents of each stage at ``lam_per_ms`` (jobs per ms),
+    read from the exact tandem at that load and the exact capacity.  A stage's
+    utilisation is its throughput over its rate (the units: mean busy units over c)."""
+    thr = float(exact.throughput)
+    caps = stage_capacities(rates)
+    return OperatingPoint(
+        lam_per_ms=float(lam_per_ms), capacity_per_ms=float(capacity_per_ms),
+        stable=bool(lam_per_ms < capacity_per_ms),
+        busy=(thr / rates.mu_cpu, thr / rates.mu_mem, float(exact.l_cu) / rates.c),
+        blocked=(float(exact.p_cpu_blocked), float(exact.p_mem_blocked)),
+        jobs=(float(exact.l_cpu), float(exact.l_mem), float(exact.l_cu)),
+        slowest=slowest_stage(rates), gain_over_slowest=float(capacity_per_ms) / min(caps) - 1.0)

@@ -1,0 +1,195 @@
+"""Job-level discrete-event simulation of the CPU → GPU memory → compute-unit tandem
+with blocking (each job draws its own exponential service times; each stage follows
+its blocking rule physically).  The rules and the statistics: docs/models/pipeline.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.domains import (LAM, N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM,
+                            WARMUP)
+from ..core.jit import BACKEND, choose, compiled
+from ..core.stats import N_GROUPS, ci95_half_width, percentiles
+from .checks import blocking_rule, single_integer
+
+_INF = np.inf
+
+
+def _pause_or_resume_plain(run, t, rem, fin):
+    """A single-server stage's (remaining work, finish time) at ``t``, when it may
+    (``run``) or may not work on its head job: resumed, paused (work kept) or as it was."""
+    if run and fin == _INF:
+        return rem, t + rem
+    if not run and fin < _INF:
+        return fin - t, _INF
+    return rem, fin
+
+
+_pause_or_resume = compiled(_pause_or_resume_plain)   # called by both loops
+
+
+def _tandem_loop(arr, s_cpu, s_mem, s_cu, K, c, after, t0, t1,
+                 leave_cpu, leave_mem, finish, area):
+    """Run every job through the tandem; fill the per-job times and ``area``.
+
+    ``area`` receives ∫ (CPU jobs, memory jobs, busy units, CPU blocked,
+    memory blocked) dt over [t0, t1].
+    """
+    n = arr.size
+    cu_fin = np.full(c, _INF)
+    cu_job = np.zeros(c, dtype=np.int64)
+    t = 0.0
+    nxt = 0                 # next arrival
+    cpu_head = 0            # first job not yet passed to memory
+    mem_head = 0            # first job not yet passed to a compute unit
+    b = 0
+    done = 0
+    cpu_fin, cpu_rem, cpu_job, cpu_held = _INF, 0.0, -1, False
+    mem_fin, mem_rem, mem_job, mem_held = _INF, 0.0, -1, False
+    while done < n:
+        # next event
+        t_arr = arr[nxt] if nxt < n else _INF
+        slot = 0
+        t_cu = _INF
+        for s in range(c):
+            if cu_fin[s] < t_cu:
+                t_cu = cu_fin[s]
+                slot = s
+        t_new = min(t_arr, cpu_fin, mem_fin, t_cu)
+        lo, hi = max(t, t0), min(t_new, t1)
+        if hi > lo:
+            m = cpu_head - mem_head
+            ncpu = nxt - cpu_head
+            dt = hi - lo
+            area[0] += dt * ncpu
+            area[1] += dt * m
+            area[2] += dt * b
+            if after:
+                area[3] += dt * cpu_held
+                area[4] += dt * mem_held
+            else:
+                area[3] += dt * (ncpu >= 1 and m == K)
+                area[4] += dt * (m >= 1 and b == c)
+        t = t_new
+        if t_new == t_arr:
+            nxt += 1
+        elif t_new == cpu_fin:
+            cpu_held, cpu_fin = True, _INF
+        elif t_new == mem_fin:
+            mem_held, mem_fin = True, _INF
+        else:
+            finish[cu_job[slot]] = t
+            cu_fin[slot] = _INF
+            b -= 1
+            done += 1
+        # finished jobs move on where there is room (memory first, then the CPU)
+        if mem_held and b < c:
+            for s in range(c):
+                if cu_fin[s] == _INF:
+                    cu_fin[s] = t + s_cu[mem_head]
+                    cu_job[s] = mem_head
+                    break
+            leave_mem[mem_head] = t
+            mem_head += 1
+            b += 1
+            mem_held = False
+        if cpu_held and cpu_head - mem_head < K:
+            leave_cpu[cpu_head] = t
+            cpu_head += 1
+            cpu_held = False
+        # which stages work now
+        m = cpu_head - mem_head
+        if nxt > cpu_head and not cpu_held:
+            if cpu_job != cpu_head:
+                cpu_job, cpu_rem, cpu_fin = cpu_head, s_cpu[cpu_head], _INF
+            cpu_rem, cpu_fin = _pause_or_resume(after or m < K, t, cpu_rem, cpu_fin)
+        if m >= 1 and not mem_held:
+            if mem_job != mem_head:
+                mem_job, mem_rem, mem_fin = mem_head, s_mem[mem_head], _INF
+            mem_rem, mem_fin = _pause_or_resume(after or b < c, t, mem_rem, mem_fin)
+    return done
+
+
+_tandem_loop_fast = compiled(_tandem_loop)
+
+
+@dataclass(frozen=True)
+class TandemSimResult:
+    """Summary of one run of the blocking tandem (after the warm-up), input time unit."""
+
+    throughput: float         # completions per time unit over the counted window
+    l_cpu: float              # time-average contents of each stage
+    l_mem: float
+    l_cu: float
+    w_cpu: float              # mean per-job stage times (CPU time includes blocking)
+    w_mem: float
+    w_cu: float
+    w_total: float
+    ci95_cpu: float           # 95 % CI half-widths (batch means over consecutive jobs)
+    ci95_mem: float
+    ci95_cu: float
+    ci95: float               # of w_total
+    p_cpu_blocked: float
+    p_mem_blocked: float
+    n_jobs: int
+    ci_reliable: bool
+    p50: float = float("nan")  # percentiles of the time in the pipeline (w_total's law)
+    p95: float = float("nan")
+    p99: float = float("nan")
+    mean_wait: float = float("nan")   # mean time not in service (queued or blocked)
+
+    @property
+    def mean_latency(self) -> float:
+        """Mean time in the pipeline (``w_total``), the shared simulator vocabulary."""
+        return self.w_total
+
+
+def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=200_000,
+                    seed=None, *, warmup_jobs=None, backend: str | None = None
+                    ) -> TandemSimResult:
+    """Simulate ``n_jobs`` Poisson arrivals through the tandem from empty.
+
+    Arguments as for ``engine.pipeline.tandem`` (rates in jobs per time unit, times in
+    that unit); ``warmup_jobs`` (default n_jobs // 10) are left out; ``seed``: anything
+    ``numpy.random.default_rng`` accepts; ``backend``: "numba" or "numpy".
+    """
+    lam = float(LAM.check(lam))
+    if not 0.0 < lam < np.inf:
+        raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+    mu = [float(d.check(x)) for d, x in ((PIPE_MU_CPU, mu_cpu), (PIPE_MU_MEM, mu_mem),
+                                         (PIPE_MU_CU, mu_cu))]
+    K, c = single_integer(K, PIPE_K), single_integer(c, PIPE_C)
+    after = blocking_rule(blocking) == "after"
+    n = int(N_JOBS.check(n_jobs))
+    warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
+    warmup = min(warmup, n - 2)
+    loop = choose(backend, _tandem_loop_fast, _tandem_loop)
+    rng = np.random.default_rng(seed)
+    arr = np.cumsum(rng.standard_exponential(n) / lam)
+    s_cpu, s_mem, s_cu = (rng.standard_exponential(n) / r for r in mu)
+    leave_cpu, leave_mem, finish = np.empty(n), np.empty(n), np.empty(n)
+    area = np.zeros(5)
+    t0, t1 = arr[warmup], arr[-1]
+    loop(arr, s_cpu, s_mem, s_cu, K, c, after, t0, t1,
+                   leave_cpu, leave_mem, finish, area)
+    span = t1 - t0
+    sl = slice(warmup, None)
+    stage = {"cpu": leave_cpu[sl] - arr[sl], "mem": leave_mem[sl] - leave_cpu[sl],
+             "cu": finish[sl] - leave_mem[sl], "total": finish[sl] - arr[sl]}
+    counted = n - warmup
+    edges = (np.arange(N_GROUPS + 1) * counted // N_GROUPS)[:-1]
+    ci = {k: ci95_half_width(np.add.reduceat(v, edges), counted) for k, v in stage.items()}
+    service = s_cpu[sl] + s_mem[sl] + s_cu[sl]
+    mean_wait = float(np.maximum(stage["total"] - service, 0.0).mean())
+    p50, p95, p99 = percentiles(stage["total"].copy())
+    completed = np.count_nonzero((finish >= t0) & (finish <= t1))
+    return TandemSimResult(
+        throughput=completed / span, l_cpu=area[0] / span, l_mem=area[1] / span,
+        l_cu=area[2] / span, w_cpu=float(stage["cpu"].mean()),
+        w_mem=float(stage["mem"].mean()), w_cu=float(stage["cu"].mean()),
+        w_total=float(stage["total"].mean()), ci95_cpu=ci["cpu"][0], ci95_mem=ci["mem"][0],
+        ci95_cu=ci["cu"][0], ci95=ci["total"][0], p_cpu_blocked=area[3] / span,
+        p_mem_blocked=area[4] / span, n_jobs=counted, ci_reliable=ci["total"][1],
+        p50=float(p50), p95=float(p95), p99=float(p99), mean_wait=mean_wait)

@@ -1,0 +1,1 @@
+"""The CPU-GPU pipeline page (May & Voigt 2010): ``page.py`` is the Streamlit script."""

@@ -1,0 +1,121 @@
+"""Inputs of the CPU-GPU pipeline page: the share-link fields, the sidebar, and the
+frozen dataclasses built from session state (the memo keys of pages/pipeline/data.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine.core.domains import PIPE_C, PIPE_K
+from engine.presets import GpuSpec
+from ui import share
+
+from . import data
+from .views import VIEWS
+
+CUSTOM = "custom"
+SPECS = data.spec_table()
+WORKLOADS = data.workload_table()
+FIELDS = [
+    share.Field("gpu", "a100_40gb_sxm", str, choices=tuple(SPECS) + (CUSTOM,)),
+    share.Field("link_gbs", 32.0, float, 0.01, 1e4),
+    share.Field("mem_bw_gbs", 1555.0, float, 0.1, 1e5),
+    share.Field("mem_gb", 40.0, float, 0.01, 1e4),
+    share.Field("sms", 108, int, 1, 1024),
+    share.Field("peak_tflops", 19.5, float, 0.001, 1e5),
+    share.Field("workload", "job_1mib_intensity_16", str, choices=tuple(WORKLOADS)),
+    share.Field("load_mode", "frac", str, choices=("frac", "rate")),
+    share.Field("frac", 0.5, float, 0.01, 0.99),
+    share.Field("rate_per_s", 10000.0, float, 0.001, 1e9),
+    share.Field("K", 8, int, high=64, domain=PIPE_K),
+    share.Field("units", 8, int, high=128, domain=PIPE_C),
+    share.Field("cpu_speedup", 1.0, float, 0.01, 1000.0),
+    share.Field("blocking", "before", str, choices=("before", "after")),
+    share.Field("simulate", False, bool),
+    share.Field("view", VIEWS[0], str, choices=VIEWS),
+    share.Field("img", "png", str, choices=("png", "svg")),
+]
+FIELD = {f.key: f for f in FIELDS}
+
+
+@dataclass(frozen=True)
+class Load:
+    """The what-if load: a fraction of the exact capacity, or a rate in jobs per s."""
+
+    mode: str                # "frac" or "rate"
+    frac: float
+    rate_per_s: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything but the load: the sidebar's inputs (a change re-runs the whole page)."""
+
+    spec: GpuSpec
+    workload_id: str
+    K: int
+    units: int
+    cpu_speedup: float
+    blocking: str
+    simulate: bool
+
+    @property
+    def workload(self):
+        return WORKLOADS[self.workload_id]
+
+    @property
+    def label(self) -> str:
+        return (f"{self.spec.name}, {self.workload_id}, K={self.K}, units={self.units}, "
+                f"{self.blocking}")
+
+
+def _set_k_from_workload():
+    st.session_state["K"] = int(WORKLOADS[st.session_state["workload"]].memory_slots)
+
+
+def sidebar() -> Scenario:
+    """Draw the sidebar's widgets; the scenario they set."""
+    s = st.session_state
+    with st.sidebar:
+        st.selectbox("GPU", FIELD["gpu"].choices, key="gpu",
+                     format_func=lambda g: "Custom specs" if g == CUSTOM else SPECS[g].name)
+        if s["gpu"] == CUSTOM:
+            share.number_input(FIELD["link_gbs"], "Host link (GB/s, one direction)")
+            share.number_input(FIELD["mem_bw_gbs"], "Memory bandwidth (GB/s)")
+            share.number_input(FIELD["mem_gb"], "Memory (GB)")
+            share.number_input(FIELD["sms"], "SM count", step=1)
+            share.number_input(FIELD["peak_tflops"], "Peak (TFLOP/s)")
+        st.selectbox("Workload", FIELD["workload"].choices, key="workload",
+                     format_func=lambda w: WORKLOADS[w].name, on_change=_set_k_from_workload)
+        st.divider()
+        st.radio("Load given as", ("frac", "rate"), key="load_mode", horizontal=True,
+                 format_func={"frac": "fraction of capacity", "rate": "jobs/s"}.get,
+                 help="The load itself is set above the answer, where moving it re-draws "
+                      "only what depends on it.")
+        share.slider(FIELD["K"], "K: jobs the GPU memory holds",
+                     help="Set from the workload's memory_slots when the workload changes.")
+        share.slider(FIELD["units"], "Compute units modelled",
+                     help="The GPU's SMs are grouped into this many servers; the stage's "
+                          "total rate is kept.")
+        share.number_input(FIELD["cpu_speedup"], "CPU + link speed-up (×)", step=1.0,
+                           help="What-if: a faster host stage (overlapped copies, a faster "
+                                "link); multiplies the CPU stage's rate.")
+        st.radio("Blocking", ("before", "after"), key="blocking", horizontal=True,
+                 format_func={"before": "before service (paper)", "after": "after service"}.get)
+        st.toggle("Show simulation points", key="simulate",
+                  help=f"{data.SIM_JOBS:,} jobs at {len(data.SIM_FRACTIONS)} loads (cached).")
+        st.radio("Chart image format", ("png", "svg"), key="img", horizontal=True)
+    spec = SPECS.get(s["gpu"]) or data.custom_spec(s["link_gbs"], s["mem_bw_gbs"], s["mem_gb"],
+                                                   s["sms"], s["peak_tflops"])
+    return Scenario(spec, s["workload"], int(s["K"]), int(s["units"]), float(s["cpu_speedup"]),
+                    s["blocking"], bool(s["simulate"]))
+
+
+def load_input() -> Load:
+    """Draw the load widget (inside the what-if fragment); the load it sets."""
+    s = st.session_state
+    if s["load_mode"] == "frac":
+        share.slider(FIELD["frac"], "Load λ / capacity", step=0.01)
+    else:
+        share.number_input(FIELD["rate_per_s"], "Arrival rate λ (jobs/s)", step=100.0)
+    return Load(s["load_mode"], float(s["frac"]), float(s["rate_per_s"]))

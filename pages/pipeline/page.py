@@ -1,0 +1,147 @@
+"""CPU-GPU pipeline (May & Voigt 2010): a blocking tandem CPU → GPU memory → compute units."""
+import streamlit as st
+
+from engine import pipeline as pl
+from pages.pipeline import data, views
+from pages.pipeline.inputs import FIELDS, Scenario, load_input, sidebar
+from pages.pipeline.views import fmt_rate
+from ui import compare, share
+from ui.export import report_button, show_chart
+from ui.memo import LazyProgress
+from ui.panel import action_row, formulas_panel, results_markdown
+
+PAGE = "pipeline"
+DOC = "docs/models/pipeline.md"
+def exact_allowed(scenario: Scenario, n_phases: int) -> bool:
+    """Small phase spaces are solved on every rerun; large ones once asked for."""
+    solved = st.session_state.setdefault("_pipeline_solved", set())
+    if n_phases <= data.N_AUTO or scenario in solved:
+        return True
+    st.warning(f"Limited: K = {scenario.K} and {scenario.units} compute units give N = "
+               f"{n_phases} phases; the exact tandem costs O(N³) a point, so it is not solved "
+               f"on every slider move (only up to N = {data.N_AUTO}). Group the SMs into fewer "
+               "units, lower K, or solve once:", icon=":material/hourglass_top:")
+    if st.button("Solve exactly", key="solve_exact", icon=":material/calculate:"):
+        solved.add(scenario)
+        return True
+    return False
+
+
+def run():
+    share.restore(FIELDS)
+    st.title("CPU-GPU pipeline")
+    st.caption("May & Voigt (2010), *Queueing theory modeling of a CPU-GPU system*. Each job "
+               "is prepared and copied by the CPU, waits in GPU global memory (room for K jobs) "
+               "and runs on one of c compute units; a full stage blocks the one before it.")
+    share.show_warnings()
+    sc = sidebar()
+    try:
+        r = data.rates(sc.spec, sc.workload_id, sc.K, sc.units, sc.cpu_speedup)
+    except ValueError as err:
+        st.error(f"These specs do not fit the workload: {err}", icon=":material/error:")
+        return share.publish(FIELDS)
+    st.caption(f"{sc.spec.name} · {sc.workload.name}. Rates: CPU + link {fmt_rate(r.mu_cpu)}, "
+               f"memory {fmt_rate(r.mu_mem)}, each of {r.c} modelled units "
+               f"{fmt_rate(r.mu_cu)} ({sc.spec.sm_count / r.c:.3g} SMs each; the stage's "
+               f"total rate is kept, so only the number of jobs run at once is coarser).")
+    k = data.key(r, sc.blocking)
+    if not exact_allowed(sc, data.phases(*k)):
+        return share.publish(FIELDS)
+    cv = solve(sc, k)
+    view = st.segmented_control("View", views.VIEWS, key="view", required=True)
+    st.subheader("Answer")
+    base = answer(sc, r, cv)
+    if view not in views.LOAD_VIEWS:
+        show_view(view, sc, None, base)
+    share.publish(FIELDS)
+
+
+def solve(sc: Scenario, k: tuple) -> data.Curves:
+    """The exact curve (and the simulated points) with progress bars, memoised."""
+    bar = LazyProgress("Solving the exact tandem…")
+    cv = data.curves(*k, bar=bar)
+    if sc.simulate:
+        data.sim_sweep(*k, cv.cap, bar=bar)
+    bar.empty()
+    return cv
+
+
+def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None) -> None:
+    if view == views.FORMULAS:
+        formulas_panel(views.FORMULAS_TEX, views.ERRATA)
+        st.caption(f"Derivations, the exact solvers and how they are checked: `{DOC}`.")
+        return
+    if view == views.BUFFER:
+        bar = LazyProgress("Solving capacities…")
+        k = data.key(data.rates(sc.spec, sc.workload_id, sc.K, sc.units, sc.cpu_speedup),
+                     sc.blocking)
+        data.k_family(*k, bar=bar)
+        data.c_family(*k, bar=bar)
+        bar.empty()
+        st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
+    baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])
+    for name, fig in views.figures(view, sc, lam, baseline):
+        show_chart(fig, name)
+    if view == views.PIPELINE:
+        st.caption("Busy: time fraction a stage works; blocked: time fraction it holds or may "
+                   "not start a job because the next stage is full. Red: the slowest stage "
+                   "alone.")
+
+
+@st.fragment
+def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
+    """Load input, the answer at that load, pin/report; load-dependent charts.
+    Moving the load re-runs only this (``st.fragment``)."""
+    load = load_input()
+    cap = cv.cap
+    lam = cap * load.frac if load.mode == "frac" else float(pl.per_s_to_per_ms(load.rate_per_s))
+    op = data.operating(r, sc.blocking, lam)
+    exact = data.point(lam, *data.key(r, sc.blocking))
+    naive = data.point_naive(lam, *data.key(r, sc.blocking))
+    if not op.stable:
+        st.error(f"Unstable: {fmt_rate(lam)} is at or beyond this pipeline's capacity "
+                 f"of {fmt_rate(cap)}. The CPU queue grows without bound; lower the "
+                 "load, raise K or add units.", icon=":material/warning:")
+    w_exact, w_naive = float(exact.w_total), float(naive.w_total)
+    items = [
+        ("Max sustainable rate", fmt_rate(cap)),
+        ("vs slowest stage alone", f"{100 * op.gain_over_slowest:.1f} %"),
+        ("Bottleneck stage", pl.STAGES[op.slowest]),
+        ("Mean latency (exact)", f"{w_exact:.4g} ms" if op.stable else "∞ (unstable)"),
+        ("Mean latency (naive)", f"{w_naive:.4g} ms" if w_naive < float("inf")
+         else "∞ (unstable)"),
+    ] + [(f"Capacity with {name}", "too large to solve" if c_new is None
+          else f"{fmt_rate(c_new)} ({100 * (c_new / cap - 1):+.2f} %)")
+         for name, c_new in data.what_if(*data.key(r, sc.blocking)).items()]
+    st.markdown(results_markdown(items) + "\n\nNaive: independent stations. More units means "
+                "more hardware: each extra unit is as fast as one modelled unit now. "
+                "Capacities are exact (drift condition of the saturated pipeline).")
+    cap_s = float(pl.per_ms_to_per_s(cap))
+    scenario = {"label": sc.label, "key": (sc, lam),
+                "metrics": {"capacity (jobs/s)": cap_s, "E[W] (ms)": w_exact,
+                            "CPU blocked": op.blocked[0], "memory blocked": op.blocked[1]},
+                "curve": (pl.per_ms_to_per_s(cv.lam), cv.exact.w_total)}
+    row = action_row()
+    base = compare.controls(PAGE, scenario, row)
+    params = {"GPU": sc.spec.name, "workload": sc.workload.name, "CPU speed-up": sc.cpu_speedup,
+              "K": sc.K, "compute units": sc.units, "blocking": sc.blocking,
+              "load (jobs/s)": f"{float(pl.per_ms_to_per_s(lam)):.6g}",
+              "capacity (jobs/s)": f"{cap_s:.6g}"}
+    baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])
+
+    def sections():
+        return [(n, f, "") for v in views.CHART_VIEWS
+                for n, f in views.figures(v, sc, lam if v in views.LOAD_VIEWS else None, baseline)]
+
+    report_button("CPU-GPU pipeline", params, sections, views.FORMULAS_TEX, views.ERRATA,
+                  "cpu_gpu_pipeline_report.html", where=row)
+    if base is not None:
+        st.caption(f"Baseline: {base['label']}")
+        st.dataframe(compare.difference_table(scenario, base), hide_index=True)
+    if st.session_state["view"] in views.LOAD_VIEWS:
+        show_view(st.session_state["view"], sc, lam, base)
+    share.publish(FIELDS)
+    return base
+
+
+run()

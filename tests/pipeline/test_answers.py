@@ -1,0 +1,76 @@
+"""The page's answers, now in the engine (engine/pipeline/answers.py), and the simulator's
+shared summary vocabulary, each against theory."""
+import math
+
+import numpy as np
+import pytest
+
+from engine import pipeline as pl
+from engine import pipeline_sim
+from engine.presets import gpu_specs, pipeline_workloads
+
+
+def _rates(K=4, units=4):
+    spec, wl = gpu_specs()["a100_40gb_sxm"], pipeline_workloads()["job_1mib_intensity_16"]
+    wl = type(wl)(**{**wl.__dict__, "memory_slots": K})
+    return spec, wl, pl.group_compute_units(pl.rates_from_specs(spec, wl), units)
+
+
+def test_unit_conversions():
+    assert pl.per_ms_to_per_s(2.5) == 2500.0 and pl.per_s_to_per_ms(2500.0) == 2.5
+    assert np.array_equal(pl.per_ms_to_per_s(np.array([1.0, 0.001])), [1000.0, 1.0])
+
+
+def test_operating_point_of_a_pipeline_whose_downstream_never_blocks():
+    """Fast memory and units, room for many jobs: the CPU is an M/M/1 queue, each
+    stage is busy λ/μ of the time, nobody is blocked."""
+    r = pl.PipelineRates(mu_cpu=1.0, mu_mem=1e3, mu_cu=1e3, K=64, c=64, flops_per_job=1e9,
+                         mem_traffic_bytes_per_job=2e6)
+    lam = 0.6
+    cap = float(pl.capacity(r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c))
+    op = pl.operating_point(r, lam, r.tandem(lam), cap)
+    assert op.stable and op.slowest == 0 and pl.STAGES[op.slowest] == "CPU + host link"
+    assert op.busy == pytest.approx((lam / 1.0, lam / 1e3, lam / 1e3 / 64), rel=1e-9)
+    assert op.jobs[0] == pytest.approx(lam / (1 - lam), rel=1e-6)       # M/M/1: ρ/(1 − ρ)
+    assert op.blocked == pytest.approx((0.0, 0.0), abs=1e-9)
+    assert op.gain_over_slowest == pytest.approx(cap / 1.0 - 1.0)
+    assert op.load_fraction == pytest.approx(lam / cap)
+    unstable = pl.operating_point(r, 2 * cap, r.tandem(2 * cap), cap)
+    assert not unstable.stable and math.isinf(unstable.jobs[0])
+
+
+def test_traffic_and_peak_against_the_spec_mapping():
+    spec, wl, r = _rates()
+    x = np.array([0.1, 1.0])                                # jobs per ms
+    tr = pl.traffic(r, x, wl.job_size_bytes)
+    flops = wl.flops_per_byte * wl.job_size_bytes           # F = I·S
+    assert tr.flop_per_s == pytest.approx(1000 * x * flops)
+    assert tr.link_bytes_per_s == pytest.approx(1000 * x * wl.job_size_bytes)
+    assert tr.memory_bytes_per_s == pytest.approx(1000 * x * r.mem_traffic_bytes_per_job)
+    assert pl.peak_flop_per_s(spec, "fp16") == spec.fp16_peak_TFLOP_per_s * 1e12
+    # at the compute stage's own rate c·μ_cu the units run the parallel part f·F at the
+    # precision's peak (the serial part runs on the host)
+    full = pl.traffic(r, r.c * r.mu_cu, wl.job_size_bytes).flop_per_s
+    assert wl.parallel_fraction * full == pytest.approx(pl.peak_flop_per_s(spec, wl.precision))
+    assert pl.stage_capacities(r) == (r.mu_cpu, r.mu_mem, r.c * r.mu_cu)
+
+
+def test_cpu_speedup_multiplies_only_the_cpu_rate():
+    _, _, r = _rates()
+    fast = pl.with_cpu_speedup(r, 20)
+    assert fast.mu_cpu == pytest.approx(20 * r.mu_cpu)
+    assert (fast.mu_mem, fast.mu_cu, fast.K, fast.c) == (r.mu_mem, r.mu_cu, r.K, r.c)
+
+
+def test_simulator_summary_vocabulary_against_mm1():
+    """Memory and units a thousand times faster: the time in the pipeline is the CPU's
+    M/M/1 sojourn, Exp(μ − λ) (plus ~3/1000): p-th percentile −ln(1 − p)/(μ − λ), mean
+    wait (time not in service) λ/(μ(μ − λ))."""
+    lam, mu = 0.5, 1.0
+    r = pipeline_sim.simulate_tandem(lam, mu, 1e3, 1e3, 16, 16, n_jobs=400_000, seed=7)
+    assert r.mean_latency == r.w_total
+    assert r.mean_latency == pytest.approx(1 / (mu - lam), rel=0.03)
+    for p, value in ((0.50, r.p50), (0.95, r.p95), (0.99, r.p99)):
+        assert value == pytest.approx(-math.log(1 - p) / (mu - lam), rel=0.04), p
+    assert r.mean_wait == pytest.approx(lam / (mu * (mu - lam)), rel=0.05)
+    assert r.ci95 > 0
