@@ -2,9 +2,11 @@
 import numpy as np
 import pytest
 
-from ui import figures_sla as figs
+from engine import sla
+
+from pages.sla import figures as figs
 from ui.export import figure_frame
-from ui.sla_uploads import parse_trace_csv
+from pages.sla.uploads import parse_trace_csv
 
 
 def _trace(fig, name):
@@ -52,8 +54,9 @@ def test_cdf_figure_marks_rt_and_the_percentile():
 def test_trace_figure_marks_violations_and_overloaded_intervals():
     t = np.arange(4) / 12
     rate = np.array([100.0, 300.0, 900.0, 200.0])
-    fig = figs.trace_figure(t, rate, [2, 4, 10, 3], [2, 2, 4, 3], [True, False, False, True],
-                            100.0, 1 / 12)
+    serving = np.array([2, 2, 4, 3])
+    fig = figs.trace_figure(t, rate, [2, 4, 10, 3], serving, [True, False, False, True],
+                            rate >= serving * 100.0, 1 / 12)
     assert list(_trace(fig, "SLA missed").y) == [300.0, 900.0]
     assert _trace(fig, "replicas serving").yaxis == "y2"
     rects = [s for s in fig.layout.shapes if s.type == "rect"]
@@ -61,8 +64,16 @@ def test_trace_figure_marks_violations_and_overloaded_intervals():
 
 
 def test_cost_figure_accumulates_both_fleets():
-    t = np.arange(3) * 0.5
-    fig = figs.cost_figure(t, [1, 3, 2], 3, 0.5, 2.0)
+    """Three half-hour intervals of 1, 3, 2 replicas at $2/h (static peak: 3 replicas)."""
+    plan = sla.plan_replicas([100.0, 300.0, 200.0], 100.0, 0.5, 90, interval_s=1800.0,
+                             cost_per_gpu_hour=2.0)
+    assert list(plan.ordered) == [2.0, 4.0, 3.0]
+    fig = figs.cost_figure(plan.end_h, plan.cumulative_cost, plan.cumulative_static_cost,
+                           plan.static_replicas)
+    assert list(_trace(fig, "autoscaled").x) == [0.5, 1.0, 1.5]
+    assert list(_trace(fig, "autoscaled").y) == [2.0, 6.0, 9.0]
+    assert list(_trace(fig, "static peak (4 replicas)").y) == [4.0, 8.0, 12.0]
+    fig = figs.cost_figure([0.5, 1.0, 1.5], [1.0, 4.0, 6.0], [3.0, 6.0, 9.0], 3)
     assert list(_trace(fig, "autoscaled").y) == [1.0, 4.0, 6.0]
     assert list(_trace(fig, "static peak (3 replicas)").y) == [3.0, 6.0, 9.0]
     frame = figure_frame(fig)
@@ -105,7 +116,7 @@ def test_report_carries_every_sla_chart():
         ("response_cdf", figs.cdf_figure([0, 50, 100], [0, 0.9, 0.99], [0, 0.95, 0.999],
                                          rt_ms=100, percentile=99, n=10), ""),
         ("trace_replicas", figs.trace_figure(t, [100, 200, 150], [2, 3, 2], [2, 2, 2],
-                                             [True, False, True], 100.0, 0.5), ""),
-        ("cost", figs.cost_figure(t, [2, 3, 2], 3, 0.5, 2.5), "")]
+                                             [True, False, True], [False] * 3, 0.5), ""),
+        ("cost", figs.cost_figure(t + 0.5, [2.5, 6.25, 8.75], [3.75, 7.5, 11.25], 3), "")]
     html = report_html("Autoscaling for a latency SLA", {"λ": 900}, sections, ["eq 7"])
     assert all(f"<h2>{name}</h2>" in html for name, _, _ in sections)

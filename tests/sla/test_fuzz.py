@@ -1,6 +1,10 @@
 """Fuzz tests of the autoscaling for a latency SLA (engine.sla and the dispatch simulator): the contract of tests/fuzzing.py
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from engine.core import roots
+from engine.core import service_laws as core_laws
+from engine.sla import cdfs, checks, gpu, replicas, traces, units
+from engine.sla import sim as sla_sim
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 
 
@@ -63,6 +67,28 @@ def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
     assert_no_nan(hist.mean())
     for f in (sla.service_law, sla.empirical_service):
         tally(f)
+    # the helpers behind them: utilisation (eq 2), checks, units, service CDF and sampler
+    rho_ = sla.utilisation(lam, mu, n)
+    finite = np.isfinite(lam)
+    assert np.all(rho_ >= 0) and close(rho_[finite], lam[finite] / (n * mu))
+    assert all(np.array_equal(a, b) for a, b in zip(sla.check_delays(d1, d2, delta),
+                                                    (d1, d2, delta)))
+    if q is not None:
+        assert sla.check_probability(q, "q") == q
+    raises_naming("amplitude", checks.check_probability, [0.5, 1.5], "amplitude")
+    assert close(units.ms_from_s(units.s_from_ms(1000.0 * rt)), 1000.0 * rt)
+    assert close(units.hours_from_s(3600.0 * rt), rt)
+    for law in (service, kinds["deterministic"]):
+        f = core_laws.service_cdf(law)(np.array([0.0, mean_s, 1e9]))
+        assert np.all((f >= 0) & (f <= 1)) and f[-1] == 1
+        sampler, mean = core_laws.service_sampler(law)
+        draws = sampler(np.random.default_rng(0), 8)
+        assert draws.shape == (8,) and np.all(draws >= 0) and mean >= 0
+    raises_naming("service", core_laws.service_cdf, "slow")
+    raises_naming("service", core_laws.service_sampler, object())
+    for f in (sla.utilisation, sla.check_delays, sla.check_probability, sla.ms_from_s,
+              sla.s_from_ms, sla.hours_from_s, sla.service_cdf, sla.service_sampler):
+        tally(f)
     params = dict(**args, p=p, rt=rt, t=rt, percentile=p)
     pp, bad = corrupt(data, params, SLA_DOMAINS)
     rejects((sla.waiting_percentile,), pp, bad)
@@ -102,6 +128,12 @@ def test_sla_solvers(mu, n, rho, d1, d2, delta, p, service, data):
     assert np.all((need >= 1) & (need >= np.floor(np.where(np.isfinite(lam), lam, 0) / mu)))
     need_c = sla.erlang_c_min_servers(lam, mu, rt, p)
     assert_no_nan(need_c)
+    steady = sla.stable_replicas(lam, mu)
+    assert np.all(need >= steady) and np.all(lam[np.isfinite(steady)] < steady[
+        np.isfinite(steady)] * mu) and np.all(need_c >= steady)
+    assert close(sla.offered_load(lam, mu), lam / mu)
+    tally(sla.stable_replicas, lam.size)
+    tally(sla.offered_load, lam.size)
     assert np.all(need_c[np.isinf(lam)] == np.inf)
     # its cost grows with c·nμ (matrix-exponential steps) and 1/(1 − ρ) (states): the
     # delays are scaled to c·nμ ≤ 100 and ρ kept below 0.99
@@ -232,6 +264,8 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
         assert 0 <= r.fraction_within(r.p50_response) <= 1
         assert r.response_percentile(50) >= 0 and r.waiting_percentile(99) >= 0
         assert 0 <= r.waiting_fraction_within(0.0) <= 1
+        assert (r.mean_latency, r.mean_wait, r.p50, r.p95, r.p99) == (
+            r.mean_response, r.mean_waiting, r.p50_response, r.p95_response, r.p99_response)
         rec = dispatch_sim.simulate_records(**kw)
         assert_no_nan(rec)
         tally(dispatch_sim.simulate_dispatch)
@@ -246,26 +280,67 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
     raises_naming("policy", dispatch_sim.simulate_dispatch, "round_robin", 1.0, service, n)
 
 
+# ============================================================ engine.core.roots
+
+@FUZZ_VECTOR
+@given(sweep(st.floats(1e-9, 1e9)), sweep(st.floats(0.0, 0.999)), sweep(st.floats(0.0, 1e12)),
+       sweep(st.integers(0, 3)), sweep(st.booleans()), sweep(st.floats(0.0, 1e12)),
+       sweep(st.floats(1e-12, 1e12)))
+def test_roots(scale, target, x, back, feasible, square, top):
+    """smallest_reaching, smallest_integer and largest_satisfying against the closed-form
+    roots of x/(x + s) = p, n ≥ x and x² ≤ y."""
+    s, p = np.array(scale), np.array(target)
+    root = s * p / (1.0 - p)
+    found = roots.smallest_reaching(lambda t: t / (t + s), p, s.shape)
+    assert_no_nan(found)
+    reach = root <= roots.LIMIT
+    assert np.all(np.abs(found[reach] - root[reach])
+                  <= 2e-9 * np.maximum(found[reach], 1e-6) + 1e-12 * root[reach])
+    assert np.all(found[~reach] == np.inf)
+    x = np.array(x)
+    lo = np.maximum(np.floor(x) - np.array(back), 0.0)
+    feasible = np.array(feasible)
+    n = roots.smallest_integer(lambda k: k >= x, lo, feasible)
+    expected = np.maximum(np.ceil(x), lo + 1.0)
+    assert np.array_equal(n, np.where(feasible, expected, np.inf))
+    y, top = np.array(square), np.array(top)
+    best = roots.largest_satisfying(lambda v: v * v <= y, np.zeros(y.shape), top)
+    exact = np.minimum(np.sqrt(y), top)
+    assert np.all(best <= exact * (1 + 1e-15)) and np.all(exact - best <= 4e-12 * top)
+    for f in (roots.smallest_reaching, roots.smallest_integer, roots.largest_satisfying):
+        tally(f, POINTS)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
 # own to fuzz) names the test that builds and checks it and the function it comes from.
 FUZZED = {
-    sla: {
+    cdfs: {
         "waiting_percentile": test_sla_closed_forms, "response_cdf": test_sla_closed_forms,
         "erlang_c": test_sla_closed_forms, "mmn_response_cdf": test_sla_closed_forms,
         "mmn_waiting_cdf": test_sla_closed_forms,
-        "mmn_waiting_percentile": test_sla_closed_forms,
-        "fewest_meeting": test_sla_closed_forms, "service_law": test_sla_closed_forms,
-        "empirical_service": test_sla_closed_forms,
+        "mmn_waiting_percentile": test_sla_closed_forms, "utilisation": test_sla_closed_forms,
         "response_percentile": test_sla_solvers, "mmn_response_percentile": test_sla_solvers,
-        "min_backends": test_sla_solvers, "erlang_c_min_servers": test_sla_solvers,
-        "retry_busy_probability": test_sla_solvers,
-        "gpu_service_rate": test_gpu_operating_point,
+        "retry_busy_probability": test_sla_solvers},
+    checks: {"check_delays": test_sla_closed_forms, "check_probability": test_sla_closed_forms},
+    units: {"s_from_ms": test_sla_closed_forms, "ms_from_s": test_sla_closed_forms,
+            "hours_from_s": test_sla_closed_forms},
+    replicas: {
+        "fewest_meeting": test_sla_closed_forms, "stable_replicas": test_sla_solvers,
+        "offered_load": test_sla_solvers,
+        "min_backends": test_sla_solvers, "erlang_c_min_servers": test_sla_solvers},
+    core_laws: {
+        "service_law": test_sla_closed_forms, "empirical_service": test_sla_closed_forms,
+        "service_cdf": test_sla_closed_forms, "service_sampler": test_sla_closed_forms},
+    gpu: {"gpu_service_rate": test_gpu_operating_point},
+    traces: {
         "diurnal_trace": test_sla_traces, "trace_rates": test_sla_traces,
         "plan_replicas": test_sla_traces, "ReplicaPlan": (test_sla_traces, "plan_replicas")},
-    dispatch_sim: {
+    sla_sim: {
         "simulate_records": test_dispatch_sim, "simulate_dispatch": test_dispatch_sim,
         "DispatchRecords": (test_dispatch_sim, "simulate_records"),
         "DispatchSimResult": (test_dispatch_sim, "simulate_dispatch")},
+    roots: {"smallest_reaching": test_roots, "smallest_integer": test_roots,
+            "largest_satisfying": test_roots},
 }

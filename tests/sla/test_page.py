@@ -9,7 +9,7 @@ from tests.pagetest import charts, metric, trace
 
 from engine import sla
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "autoscaling_sla.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "sla" / "page.py")
 GOOD_TRACE = "time_s,rate_per_s\n0,400\n300,900\n600,1500\n900,700\n"
 
 
@@ -135,3 +135,13 @@ def test_pin_baseline_overlays_and_tabulates():
     assert any(t.get("name") == "baseline (pinned)" for t in fig["data"])
     assert len(at.dataframe) >= 1
 
+
+
+def test_two_uploads_of_the_same_trace_under_different_names_are_different_scenarios():
+    at = open_page({"trace": "custom", "simulate": "false", "view": "Trace & cost"})
+    for name in ("monday.csv", "tuesday.csv"):
+        at.file_uploader(key="sla_trace_upload").set_value(
+            (name, GOOD_TRACE.encode(), "text/csv"))
+        at.run()
+        assert not at.exception and not at.error
+        assert any(f"Trace: {name} (4 intervals)" in md.value for md in at.markdown), name

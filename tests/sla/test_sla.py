@@ -385,9 +385,10 @@ def test_fast_retries_approach_the_central_queue():
 def test_retry_loop_resumes_exactly_when_its_random_numbers_run_out(monkeypatch):
     """Refilling the backend choices every 63 draws gives the very same path."""
     from engine import dispatch_sim
+    from engine.sla import sim as sla_sim
     args = ("random_retry", 700.0, EXP, 8, 0.001, 0.001, 0.002, 5000, 5)
     whole = dispatch_sim.simulate_records(*args)
-    monkeypatch.setattr(dispatch_sim, "_CHOICE_CHUNK", 63)
+    monkeypatch.setattr(sla_sim, "_CHOICE_CHUNK", 63)
     for backend in ("numba", "numpy"):
         pieces = dispatch_sim.simulate_records(*args, backend=backend)
         np.testing.assert_array_equal(pieces.start, whole.start)
@@ -534,3 +535,73 @@ def test_simulated_percentiles_match_the_sorted_sample():
     assert r.response_percentile(99) == pytest.approx(r.p99_response, rel=1e-2)
     assert r.fraction_within(r.response_percentile(50)) == pytest.approx(0.5, abs=1e-3)
     assert r.waiting_percentile(99) == pytest.approx(r.p99_waiting, rel=1e-2)
+
+
+# ------------------------------------------------------------ helpers added in the split
+
+def test_offered_load_utilisation_and_stable_replicas():
+    """a = λ/μ, ρ = a/n, and the fewest n with ρ < 1 is ⌊a⌋ + 1 (a whole a needs a + 1)."""
+    assert sla.offered_load(900.0, 100.0) == 9.0
+    np.testing.assert_allclose(sla.utilisation(900.0, 100.0, [9, 10, 12]), [1.0, 0.9, 0.75])
+    np.testing.assert_array_equal(sla.stable_replicas([0.0, 850.0, 900.0, 901.0], 100.0),
+                                  [1.0, 9.0, 10.0, 10.0])
+    assert sla.utilisation(899.0, 100.0, sla.stable_replicas(899.0, 100.0)) < 1
+    assert sla.utilisation(np.inf, 100.0, 1) == np.inf
+
+
+def test_units_convert_ms_and_hours():
+    assert sla.s_from_ms(250.0) == 0.25 and sla.ms_from_s(0.25) == 250.0
+    np.testing.assert_array_equal(sla.hours_from_s([1800.0, 7200.0]), [0.5, 2.0])
+
+
+def test_service_cdf_and_sampler_read_a_law_back():
+    """Deterministic: a step at s; exponential: 1 − e^(−x/mean); samples of the mean."""
+    step = sla.service_cdf(0.01)
+    np.testing.assert_array_equal(step(np.array([0.0, 0.00999, 0.01, 1.0])), [0, 0, 1, 1])
+    np.testing.assert_allclose(sla.service_cdf(EXP)(0.01), 1 - np.exp(-1.0))
+    sampler, mean = sla.service_sampler(EXP)
+    draws = sampler(np.random.default_rng(1), 200_000)
+    assert mean == pytest.approx(0.01) and draws.mean() == pytest.approx(0.01, rel=0.01)
+    sampler, mean = sla.service_sampler(0.02)
+    assert mean == 0.02 and np.all(sampler(np.random.default_rng(1), 5) == 0.02)
+
+
+def test_replica_plan_costs_and_overload_by_hand():
+    """Four 15-minute intervals at $3/h: cumulative costs by hand, and an overloaded
+    interval where the serving replicas (a 15-minute boot) cannot carry the load."""
+    plan = sla.plan_replicas([100.0, 100.0, 500.0, 100.0], 100.0, 0.5, 90, interval_s=900.0,
+                             provisioning_delay=900.0, cost_per_gpu_hour=3.0)
+    need = plan.needed
+    np.testing.assert_allclose(plan.cumulative_cost, np.cumsum(need) * 0.25 * 3.0)
+    np.testing.assert_allclose(plan.cumulative_static_cost, np.arange(1, 5) * need.max() * 0.75)
+    assert plan.cumulative_cost[-1] == pytest.approx(plan.cost)
+    assert plan.cumulative_static_cost[-1] == pytest.approx(plan.static_cost)
+    np.testing.assert_allclose(plan.start_h, [0.0, 0.25, 0.5, 0.75])
+    np.testing.assert_allclose(plan.end_h, [0.25, 0.5, 0.75, 1.0])
+    assert plan.static_replicas == int(need.max()) and plan.interval_h == 0.25
+    assert plan.serving[2] == need[1] < 5                 # still booting the extra replicas
+    np.testing.assert_array_equal(plan.overloaded, [False, False, True, False])
+
+
+def test_simulation_summary_speaks_the_shared_vocabulary():
+    r = sla.simulate_dispatch("central_queue", 600.0, EXP, 8, n_requests=5000, seed=3)
+    assert (r.mean_latency, r.mean_wait) == (r.mean_response, r.mean_waiting)
+    assert (r.p50, r.p95, r.p99) == (r.p50_response, r.p95_response, r.p99_response)
+    assert r.p50 <= r.p95 <= r.p99 and r.ci95 > 0
+
+
+def test_old_module_names_still_work():
+    """engine.dispatch_sim and engine.sla keep every public name of before the split."""
+    from engine import dispatch_sim
+    from engine.sla import sim as sla_sim
+    for name in ("simulate_dispatch", "simulate_records", "DispatchSimResult",
+                 "DispatchRecords", "POLICIES", "BACKEND"):
+        assert getattr(dispatch_sim, name) is getattr(sla_sim, name)
+    for name in ("response_cdf", "min_backends", "plan_replicas", "gpu_service_rate",
+                 "simulate_dispatch", "service_law", "empirical_service", "SERVICE_LAWS",
+                 "ReplicaPlan", "MAX_TRACE_INTERVALS", "DispatchSimResult", "erlang_c",
+                 "mmn_response_cdf", "mmn_waiting_cdf", "mmn_waiting_percentile",
+                 "mmn_response_percentile", "response_percentile", "waiting_percentile",
+                 "retry_busy_probability", "erlang_c_min_servers", "fewest_meeting",
+                 "diurnal_trace", "trace_rates"):
+        assert hasattr(sla, name), name

@@ -1,7 +1,7 @@
 """Figures of the autoscaling-SLA page (Swayam appendix, eqs 1 and 7, and M/M/n).
 
-Pure builders: arrays in, ``go.Figure`` out (no Streamlit); tests read them as
-data.  Times arrive in ms, rates per second, replica counts as numbers.
+Pure builders: arrays in, ``go.Figure`` out (no Streamlit, no model arithmetic);
+tests read them as data.  Times arrive in ms (hours on a trace), rates per second.
 """
 from __future__ import annotations
 
@@ -121,9 +121,9 @@ def cdf_figure(t_ms, eq7, mmn, *, rt_ms, percentile, n, fix=None, sim=None) -> g
                         [line_label(rt, f"RT {rt_ms:g} ms", "bottom right")])
 
 
-def trace_figure(t_h, rate, needed, serving, sla_met, mu, interval_h) -> go.Figure:
+def trace_figure(t_h, rate, needed, serving, sla_met, overloaded, interval_h) -> go.Figure:
     """Load over time (left axis) with the replicas needed and serving (right
-    axis, steps), SLA-violation markers and overloaded intervals shaded."""
+    axis, steps), SLA-violation markers and ``overloaded`` intervals shaded."""
     fig = new_figure("Load trace and autoscaled replicas", "time (h)", "load (requests/s)")
     t = np.asarray(t_h, float)
     rate = np.asarray(rate, float)
@@ -136,21 +136,17 @@ def trace_figure(t_h, rate, needed, serving, sla_met, mu, interval_h) -> go.Figu
              mode="lines", yaxis="y2", line=dict(color=COLORS["exact"], width=2.5, shape="hv")),
         dict(type="scatter", x=t[miss].tolist(), y=finite(rate[miss]), name="SLA missed",
              mode="markers", marker=dict(symbol="x", size=9, color=COLORS["phi0"]))])
-    over = rate >= np.asarray(serving, float) * mu
     fig.update_layout(yaxis2=dict(title=dict(text="replicas"), overlaying="y", side="right",
                                   rangemode="tozero", showgrid=False),
                       yaxis=dict(rangemode="tozero"), margin=dict(r=60))
     return add_overlays(fig, [vband(float(start), float(start + interval_h))
-                              for start in t[over]])
+                              for start in t[np.asarray(overloaded, bool)]])
 
 
-def cost_figure(t_h, ordered, static_replicas, interval_h, usd_per_gpu_hour) -> go.Figure:
-    """Cumulative cost ($): autoscaled (replicas paid for each interval) against
-    a static fleet sized for the peak."""
+def cost_figure(end_h, autoscaled, static, static_replicas) -> go.Figure:
+    """Cumulative cost ($) at the end of each interval (``end_h``, hours): autoscaled
+    against a static fleet of ``static_replicas`` sized for the peak."""
     fig = new_figure("Cost: autoscaled vs static peak", "time (h)", "cumulative cost ($)")
-    t = np.asarray(t_h, float) + interval_h
-    auto = np.cumsum(np.asarray(ordered, float)) * interval_h * usd_per_gpu_hour
-    static = np.arange(1, t.size + 1) * float(static_replicas) * interval_h * usd_per_gpu_hour
-    return fig.add_traces([_line(t, static, f"static peak ({int(static_replicas)} replicas)",
+    return fig.add_traces([_line(end_h, static, f"static peak ({int(static_replicas)} replicas)",
                                  COLORS["bound"], dash="dash"),
-                           _line(t, auto, "autoscaled", COLORS["exact"], width=3)])
+                           _line(end_h, autoscaled, "autoscaled", COLORS["exact"], width=3)])

@@ -1,4 +1,4 @@
-"""Parsing a load trace (CSV upload or pasted text) for the autoscaling page.
+"""Parsing a load trace (CSV upload or pasted text) for the autoscaling-SLA page.
 
 Two shapes are accepted, both with a header row:
 

@@ -1,0 +1,36 @@
+"""Replicas for a percentile-latency SLA (Swayam appendix): random dispatch with
+retries, the M/M/n reference, GPU operating points, load traces and replica plans,
+and the dispatch simulator.  Times in s, rates per s.  Model, errata and methods:
+docs/models/sla.md.
+
+* ``cdfs``      response-time CDFs and percentiles (eqs 1, 7; M/M/n)
+* ``replicas``  the fewest replicas meeting an SLA
+* ``gpu``       the service rate of one GPU at a mean-latency target
+* ``traces``    load traces and replica plans over them
+* ``sim``       the dispatch simulator (also ``engine.dispatch_sim``)
+
+Replicas for 900 requests/s of 10 ms exponential service, 99% within 100 ms,
+d1 = d2 = 0.25 ms, Δ = 0.5 ms (simulation needs 11 with random_retry):
+
+>>> from scipy import stats
+>>> service = stats.expon(scale=0.01)
+>>> int(min_backends(900.0, 100.0, 0.1, 99, 0.00025, 0.00025, 0.0005, service))
+10
+>>> int(erlang_c_min_servers(900.0, 100.0, 0.1, 99))
+10
+"""
+from ..core.service_laws import (SERVICE_LAWS, empirical_service, service_cdf,  # noqa: F401
+                                 service_law, service_sampler)
+from .cdfs import (erlang_c, mmn_response_cdf, mmn_response_percentile,  # noqa: F401
+                   mmn_waiting_cdf, mmn_waiting_percentile, response_cdf,
+                   response_percentile, retry_busy_probability, utilisation,
+                   waiting_percentile)
+from .checks import check_delays, check_probability  # noqa: F401
+from .gpu import gpu_service_rate  # noqa: F401
+from .replicas import (erlang_c_min_servers, fewest_meeting, min_backends,  # noqa: F401
+                       offered_load, stable_replicas)
+from .sim import (BACKEND, POLICIES, DispatchRecords, DispatchSimResult,  # noqa: F401
+                  simulate_dispatch, simulate_records)
+from .traces import (MAX_TRACE_INTERVALS, ReplicaPlan, diurnal_trace,  # noqa: F401
+                     plan_replicas, trace_rates)
+from .units import MS_PER_S, S_PER_HOUR, hours_from_s, ms_from_s, s_from_ms  # noqa: F401

@@ -1,0 +1,296 @@
+"""Discrete-event simulation of request dispatch to n backends (Swayam's setting):
+random dispatch with retries, join-the-shortest-queue and one central queue.  Times
+in s, rates per s; randomness only from the ``numpy.random.Generator`` built from
+``seed``; the event loops compiled by ``engine.core.jit``.  See docs/models/sla.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.domains import LAM, N_BACKENDS, N_REQUESTS, NET_DELAY, WARMUP
+from ..core.jit import BACKEND, choose, compiled  # noqa: F401 (BACKEND: public API)
+from ..core.service_laws import service_sampler
+from ..core.stats import N_GROUPS, ci95_half_width, percentiles
+
+POLICIES = ("random_retry", "jsq", "central_queue")
+_CHOICE_CHUNK = 1 << 18       # random backend choices drawn per refill
+
+# Slots of the retry loop's integer state.
+_NEXT, _HEAD, _TAIL, _PENDING = range(4)
+
+
+def _retry_loop(first_try, svc, c, choices, pos, free_at, ring_req, ring_time, st,
+                start, attempts):
+    """Serve tries in time order until all requests started or ``choices`` ran out.
+
+    ``first_try[i]``: when request i's first try reaches a backend (sorted).
+    State lives in the arrays (``st``: next new request, ring head, ring tail,
+    pending retries), so the loop resumes where it stopped.  Returns the
+    position in ``choices`` and whether every request has started.
+    """
+    n_req = first_try.size
+    cap = ring_req.size
+    nxt, head, tail, pending = st[_NEXT], st[_HEAD], st[_TAIL], st[_PENDING]
+    done = False
+    while True:
+        if nxt < n_req and (pending == 0 or first_try[nxt] <= ring_time[head]):
+            i = nxt
+            t = first_try[nxt]
+            nxt += 1
+            first = True
+        elif pending > 0:
+            i = ring_req[head]
+            t = ring_time[head]
+            head = (head + 1) % cap
+            pending -= 1
+            first = False
+        else:
+            done = True
+            break
+        if pos == choices.size:            # out of random numbers: put the event back
+            if first:
+                nxt -= 1
+            else:
+                head = (head - 1) % cap
+                pending += 1
+            break
+        b = choices[pos]
+        pos += 1
+        attempts[i] += 1
+        if free_at[b] <= t:
+            start[i] = t
+            free_at[b] = t + svc[i]
+        else:
+            ring_req[tail] = i
+            ring_time[tail] = t + c
+            tail = (tail + 1) % cap
+            pending += 1
+    st[_NEXT], st[_HEAD], st[_TAIL], st[_PENDING] = nxt, head, tail, pending
+    return pos, done
+
+
+def _jsq_loop(arrival, svc, n, d1, offset, start):
+    """Join the shortest queue: outstanding counts from per-backend FIFO lists."""
+    n_req = arrival.size
+    finish = np.empty(n_req)
+    link = np.full(n_req, -1, dtype=np.int64)
+    head = np.full(n, -1, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    for i in range(n_req):
+        t = arrival[i]
+        best, best_count = -1, n_req + 1
+        for k in range(n):
+            b = (k + offset[i]) % n
+            h = head[b]
+            while h >= 0 and finish[h] <= t:
+                h = link[h]
+                count[b] -= 1
+            head[b] = h
+            if h < 0:
+                last[b] = -1
+            if count[b] < best_count:
+                best, best_count = b, count[b]
+        s = t + d1
+        if last[best] >= 0 and finish[last[best]] > s:
+            s = finish[last[best]]
+        start[i] = s
+        finish[i] = s + svc[i]
+        if last[best] >= 0:
+            link[last[best]] = i
+        else:
+            head[best] = i
+        last[best] = i
+        count[best] += 1
+
+
+def _central_loop(arrival, svc, n, d1, start):
+    """One FIFO queue for n servers: each request takes the earliest free server."""
+    free_at = np.zeros(n)
+    for i in range(arrival.size):
+        b = 0
+        for k in range(1, n):
+            if free_at[k] < free_at[b]:
+                b = k
+        s = arrival[i] + d1
+        if free_at[b] > s:
+            s = free_at[b]
+        start[i] = s
+        free_at[b] = s + svc[i]
+
+
+_retry_loop_fast = compiled(_retry_loop)
+_jsq_loop_fast = compiled(_jsq_loop)
+_central_loop_fast = compiled(_central_loop)
+_LOOPS = {"random_retry": (_retry_loop_fast, _retry_loop), "jsq": (_jsq_loop_fast, _jsq_loop),
+          "central_queue": (_central_loop_fast, _central_loop)}
+
+
+@dataclass(frozen=True)
+class DispatchRecords:
+    """Tidy per-request sample path (all requests, seconds)."""
+
+    arrival: np.ndarray
+    start: np.ndarray
+    service: np.ndarray
+    attempts: np.ndarray
+
+    @property
+    def waiting(self) -> np.ndarray:
+        return self.start - self.arrival
+
+    @property
+    def response(self) -> np.ndarray:
+        return self.start + self.service - self.arrival
+
+
+def _alias(name: str, doc: str) -> property:
+    """A read-only property giving the attribute ``name`` under another name."""
+    return property(lambda self: getattr(self, name), doc=doc)
+
+
+@dataclass(frozen=True)
+class DispatchSimResult:
+    """Summary of one dispatch simulation after the warm-up (seconds)."""
+
+    policy: str
+    mean_response: float
+    ci95: float                    # 95% CI half-width of mean_response (batch means)
+    mean_waiting: float
+    ci95_waiting: float
+    p50_response: float
+    p95_response: float
+    p99_response: float
+    p50_waiting: float
+    p99_waiting: float
+    mean_attempts: float           # tries per request (1 for jsq and central_queue)
+    p_busy_first_try: float        # fraction of first tries that found the backend busy
+    p_busy_retry: float            # fraction of retries that found it busy (nan: no retries)
+    n_requests: int                # requests counted
+    ci_reliable: bool
+    sorted_response: np.ndarray = field(repr=False, compare=False)
+    sorted_waiting: np.ndarray = field(repr=False, compare=False)
+
+    # The vocabulary shared by every simulator's summary (seconds).
+    mean_latency = _alias("mean_response", "Mean response time (s).")
+    mean_wait = _alias("mean_waiting", "Mean waiting time (s).")
+    p50 = _alias("p50_response", "Median response time (s).")
+    p95 = _alias("p95_response", "95th percentile response time (s).")
+    p99 = _alias("p99_response", "99th percentile response time (s).")
+
+    def fraction_within(self, rt):
+        """Fraction of requests with response time ≤ ``rt`` (broadcasts over rt)."""
+        rt = np.asarray(rt, dtype=float)
+        idx = np.searchsorted(self.sorted_response, rt, side="right")
+        return (idx / self.sorted_response.size)[()]
+
+    def response_percentile(self, p):
+        """p-th percentile of the response time (s) over the counted requests."""
+        return float(np.percentile(self.sorted_response, float(p)))
+
+    def waiting_percentile(self, p):
+        """p-th percentile of the waiting time (s) over the counted requests."""
+        return float(np.percentile(self.sorted_waiting, float(p)))
+
+    def waiting_fraction_within(self, w):
+        """Fraction of requests that waited ≤ ``w`` (broadcasts over w)."""
+        w = np.asarray(w, dtype=float)
+        return (np.searchsorted(self.sorted_waiting, w, side="right")
+                / self.sorted_waiting.size)[()]
+
+
+def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
+                     n_requests=200_000, seed=None, *, backend=None) -> DispatchRecords:
+    """Simulate ``n_requests`` Poisson arrivals from an empty system; the whole path.
+
+    Arguments as for ``simulate_dispatch``.  Raises ``ValueError`` for a load
+    λ·E[S] ≥ n (no steady state: the retries would never end).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    lam = float(LAM.check(lam))
+    n = int(N_BACKENDS.check(n))
+    d1, d2, delta = (float(NET_DELAY.check(v, name))
+                     for v, name in ((d1, "d1"), (d2, "d2"), (delta, "delta")))
+    n_req = int(N_REQUESTS.check(n_requests))
+    sampler, mean_s = service_sampler(service)
+    if not 0.0 < lam < np.inf:
+        raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+    if lam * mean_s >= n or mean_s > 0 and lam >= n / mean_s:   # n/E[S]·E[S] can round < n
+        raise ValueError(f"lam = {lam:g} per s is at or beyond the capacity n/E[S] = "
+                         f"{n / mean_s:g} per s: no steady state to simulate")
+    c = d1 + d2 + delta
+    if policy == "random_retry" and c <= 0.0:
+        raise ValueError("d1 + d2 + delta must be > 0 for random_retry (retries need time)")
+    loop = choose(backend, *_LOOPS[policy])
+    rng = np.random.default_rng(seed)
+    arrival = np.cumsum(rng.standard_exponential(n_req) / lam)
+    svc = sampler(rng, n_req)
+    if svc.shape != (n_req,) or not np.all(np.isfinite(svc)) or np.any(svc < 0):
+        raise ValueError("service must give finite times >= 0")
+    start = np.empty(n_req)
+    attempts = np.ones(n_req, dtype=np.int64)
+    if policy == "random_retry":
+        attempts[:] = 0
+        free_at = np.zeros(n)
+        ring_req = np.zeros(n_req, dtype=np.int64)
+        ring_time = np.zeros(n_req)
+        st = np.zeros(4, dtype=np.int64)
+        first_try = arrival + d1
+        done = False
+        while not done:
+            choices = rng.integers(0, n, size=_CHOICE_CHUNK)
+            _, done = loop(first_try, svc, c, choices, 0, free_at, ring_req, ring_time, st,
+                           start, attempts)
+    elif policy == "jsq":
+        loop(arrival, svc, n, d1, rng.integers(0, n, size=n_req), start)
+    else:
+        loop(arrival, svc, n, d1, start)
+    return DispatchRecords(arrival, start, svc, attempts)
+
+
+def simulate_dispatch(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
+                      n_requests=200_000, seed=None, *, warmup_requests=None,
+                      backend=None) -> DispatchSimResult:
+    """Simulate one dispatch policy from empty and summarise it.
+
+    ``policy``: "random_retry", "jsq" or "central_queue"; ``lam``: arrival
+    rate per second; ``service``: service time in seconds (a number:
+    deterministic) or a scipy.stats frozen distribution (anything with
+    ``rvs`` and ``mean``); ``n``: backends; ``d1``, ``d2``: frontend→backend
+    and backend→frontend message times (s); ``delta``: the frontend's pause
+    before a retry (s).  ``warmup_requests`` (default n_requests // 10) are
+    left out of the statistics.  ``seed``: anything ``default_rng`` accepts.
+    """
+    rec = simulate_records(policy, lam, service, n, d1, d2, delta, n_requests, seed,
+                           backend=backend)
+    n_req = rec.arrival.size
+    warm = n_req // 10 if warmup_requests is None else int(WARMUP.check(warmup_requests,
+                                                                          "warmup_requests"))
+    warm = min(warm, n_req - 1)
+    counted = n_req - warm
+    response = rec.response[warm:]
+    waiting = rec.waiting[warm:]
+    edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
+    ci, reliable = ci95_half_width(np.add.reduceat(response, edges[:-1]), counted)
+    ci_w, _ = ci95_half_width(np.add.reduceat(waiting, edges[:-1]), counted)
+    mean_r, mean_w = float(response.mean()), float(waiting.mean())
+    r50, r95, r99 = percentiles(response, (50.0, 95.0, 99.0))
+    w50, w99 = percentiles(waiting, (50.0, 99.0))
+    response.sort()
+    waiting.sort()
+    attempts = rec.attempts[warm:]
+    # Busy fractions over the counted requests' tries (first tries vs retries).
+    first_busy = float(np.mean(attempts > 1))
+    retries = float(np.sum(attempts - 1))
+    retry_busy = float(np.sum(np.maximum(attempts - 2, 0)))
+    return DispatchSimResult(
+        policy=policy, mean_response=mean_r, ci95=ci, mean_waiting=mean_w, ci95_waiting=ci_w,
+        p50_response=float(r50), p95_response=float(r95), p99_response=float(r99),
+        p50_waiting=float(w50), p99_waiting=float(w99),
+        mean_attempts=float(attempts.mean()), p_busy_first_try=first_busy,
+        p_busy_retry=retry_busy / retries if retries else float("nan"),
+        n_requests=int(counted), ci_reliable=reliable,
+        sorted_response=response, sorted_waiting=waiting)

@@ -1,0 +1,195 @@
+"""Load traces and replica plans: a synthetic day of load, rates from a measured trace,
+and the replicas an autoscaler runs over it (eq 7) against static peak provisioning."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ..core.domains import (COST, HEADROOM, INTERVAL, LAM, MU, N_BACKENDS, PERCENTILE,
+                            PROVISIONING_DELAY, WARMUP)
+from .cdfs import response_cdf
+from .checks import check_probability
+from .replicas import min_backends
+from .units import S_PER_HOUR
+
+MAX_TRACE_INTERVALS = 10_000_000    # largest synthetic trace (80 MB of rates)
+
+
+@dataclass(frozen=True)
+class ReplicaPlan:
+    """Replicas over a load trace, against static provisioning for the peak."""
+
+    interval_s: float
+    rate_per_s: np.ndarray          # measured load of each interval
+    needed: np.ndarray              # replicas the SLA needs (with headroom)
+    ordered: np.ndarray             # replicas paid for (ordered, booting or serving)
+    serving: np.ndarray             # replicas ready, after the provisioning delay
+    sla_met: np.ndarray             # P(R ≤ rt) ≥ percentile/100 with ``serving`` replicas
+    within_rt: np.ndarray           # P(R ≤ rt) with ``serving`` replicas
+    gpu_hours: float
+    static_gpu_hours: float         # max(needed) for the whole trace
+    cost: float
+    static_cost: float
+    violation_intervals: int        # intervals where the SLA is missed
+    late_requests: float            # expected requests over rt beyond the SLA's allowance
+    cost_per_gpu_hour: float = 1.0
+    mu_per_s: float = float("nan")  # service rate of one replica
+
+    @property
+    def savings(self) -> float:
+        """Fraction of the static cost saved (0 if nothing is static)."""
+        return 1.0 - self.gpu_hours / self.static_gpu_hours if self.static_gpu_hours else 0.0
+
+    @property
+    def interval_h(self) -> float:
+        """Length of one interval (hours)."""
+        return self.interval_s / S_PER_HOUR
+
+    @property
+    def start_h(self) -> np.ndarray:
+        """Start of each interval (hours from the trace's start)."""
+        return np.arange(self.rate_per_s.size) * self.interval_h
+
+    @property
+    def end_h(self) -> np.ndarray:
+        """End of each interval (hours from the trace's start)."""
+        return self.start_h + self.interval_h
+
+    @property
+    def overloaded(self) -> np.ndarray:
+        """Intervals whose load reaches the serving replicas' capacity (λ ≥ nμ)."""
+        return self.rate_per_s >= self.serving * self.mu_per_s
+
+    @property
+    def static_replicas(self) -> int:
+        """Replicas of the static fleet sized for the peak."""
+        return int(self.needed.max())
+
+    @property
+    def cumulative_cost(self) -> np.ndarray:
+        """Cost paid by the end of each interval, autoscaled (``ordered`` replicas)."""
+        return np.cumsum(self.ordered) * self.interval_h * self.cost_per_gpu_hour
+
+    @property
+    def cumulative_static_cost(self) -> np.ndarray:
+        """Cost paid by the end of each interval by the static peak fleet."""
+        return (np.arange(1, self.needed.size + 1) * float(self.static_replicas)
+                * self.interval_h * self.cost_per_gpu_hour)
+
+
+def diurnal_trace(mean_rate, hours=24.0, interval_s=300.0, amplitude=0.5, n_spikes=3,
+                  spike_factor=2.0, spike_minutes=15.0, noise=0.05, seed=None):
+    """A synthetic day of load: requests/s per interval (seeded, reproducible).
+
+    rate(t) = mean·(1 − a·cos(2π(t − 3 h)/24 h)) (lowest at 03:00, highest at
+    15:00), times a lognormal noise factor of log-sd ``noise`` and mean 1,
+    with ``n_spikes`` bursts at random starts that multiply the rate by
+    ``spike_factor`` for ``spike_minutes`` (at least one interval).  More than
+    ``MAX_TRACE_INTERVALS`` intervals raise ``ValueError``.
+    """
+    mean = float(LAM.check(mean_rate, "mean_rate"))
+    if not np.isfinite(mean):
+        raise ValueError("mean_rate must be finite")
+    interval = float(INTERVAL.check(interval_s))
+    hours = float(INTERVAL.check(hours, "hours"))
+    a = float(check_probability(amplitude, "amplitude"))
+    spikes = int(WARMUP.check(n_spikes, "n_spikes"))
+    factor = float(HEADROOM.check(spike_factor, "spike_factor"))
+    length = float(PROVISIONING_DELAY.check(spike_minutes, "spike_minutes")) * 60.0
+    sd = float(HEADROOM.check(noise, "noise"))
+    size = max(round(hours * S_PER_HOUR / interval), 1)
+    if size > MAX_TRACE_INTERVALS:
+        raise ValueError(f"hours / interval_s gives {size:g} intervals, at most "
+                         f"{MAX_TRACE_INTERVALS} allowed: lengthen interval_s")
+    rng = np.random.default_rng(seed)
+    t_h = np.arange(size) * interval / S_PER_HOUR
+    rate = mean * (1.0 - a * np.cos(2.0 * np.pi * (t_h - 3.0) / 24.0))
+    rate = rate * np.exp(sd * rng.standard_normal(size) - 0.5 * sd * sd)
+    width = max(int(np.ceil(length / interval - 1e-12)), 1)
+    for s in rng.integers(0, size, size=spikes):
+        rate[s:s + width] *= factor
+    return rate
+
+
+def trace_rates(trace, interval_s, kind="rate"):
+    """Requests/s per interval from a trace: ``kind="rate"`` (a rate per interval)
+    or ``"timestamps"`` (sorted arrival times in s, binned from the first interval
+    that starts at 0).  A malformed trace raises ``ValueError`` naming the problem."""
+    interval = float(INTERVAL.check(interval_s))
+    try:
+        arr = np.asarray(trace, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("trace must be a 1-d array of numbers") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"trace must be a non-empty 1-d array, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"trace holds a non-finite value at index {int(np.argmax(bad))}")
+    if np.any(arr < 0):
+        raise ValueError(f"trace holds a negative value at index {int(np.argmax(arr < 0))}")
+    if kind == "rate":
+        return arr
+    if kind != "timestamps":
+        raise ValueError(f"kind must be 'rate' or 'timestamps', got {kind!r}")
+    down = np.diff(arr) < 0
+    if down.any():
+        i = int(np.argmax(down)) + 1
+        raise ValueError(f"trace timestamps must be sorted: index {i} ({arr[i]:g} s) "
+                         f"precedes index {i - 1} ({arr[i - 1]:g} s)")
+    bins = int(np.floor(arr[-1] / interval)) + 1
+    counts = np.bincount(np.minimum((arr / interval).astype(np.int64), bins - 1),
+                         minlength=bins)
+    return counts / interval
+
+
+def plan_replicas(trace, mu, rt, percentile, d1=0.0, d2=0.0, delta=0.0, service=None, *,
+                  interval_s=60.0, kind="rate", provisioning_delay=0.0, headroom=0.0,
+                  cost_per_gpu_hour=1.0, min_replicas=1, p_retry_busy=None) -> ReplicaPlan:
+    """Replicas over time for a load trace, GPU-hours and cost against static peak.
+
+    Each interval needs ``min_backends(rate·(1 + headroom), ...)`` replicas
+    (eq 7; ``service`` defaults to exponential with mean 1/μ).  A replica ordered
+    at an interval's start serves ``provisioning_delay`` later (rounded up to k
+    whole intervals), surplus replicas are released at once, so the replicas
+    serving in interval t are min(needed[t−k..t]).  Paid: ``ordered``.  Static:
+    max(needed) for the whole trace.  ``late_requests`` sums (allowed − achieved
+    fraction within rt) × requests over the intervals that miss the SLA.
+    """
+    rate = trace_rates(trace, interval_s, kind)
+    interval = float(INTERVAL.check(interval_s))
+    mu_ = float(MU.check(mu))
+    pc = float(PERCENTILE.check(percentile)) / 100.0
+    delay = float(PROVISIONING_DELAY.check(provisioning_delay))
+    head = float(HEADROOM.check(headroom))
+    price = float(COST.check(cost_per_gpu_hour))
+    floor_n = float(N_BACKENDS.check(min_replicas, "min_replicas"))
+    if service is None:
+        service = stats.expon(scale=1.0 / mu_)
+    need = min_backends(rate * (1.0 + head), mu_, rt, percentile, d1, d2, delta, service,
+                        p_retry_busy=p_retry_busy)
+    need = np.atleast_1d(need)
+    if np.isinf(need).any():
+        i = int(np.argmax(np.isinf(need)))
+        raise ValueError(f"no number of replicas meets the SLA in interval {i}: rt is too "
+                         "short for the service time and d1")
+    need = np.maximum(need, floor_n)
+    k = int(np.ceil(delay / interval - 1e-12))
+    padded = np.concatenate([np.full(k, need[0]), need])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, k + 1)
+    serving = windows.min(axis=1)
+    within = np.atleast_1d(response_cdf(rt, rate, mu_, serving, d1, d2, delta, service,
+                                        p_retry_busy=p_retry_busy))
+    within = np.where(rate > 0, within, 1.0)
+    met = within >= pc
+    hours = interval / S_PER_HOUR
+    gpu_h = float(need.sum() * hours)
+    static_h = float(need.max() * need.size * hours)
+    late = float(np.sum(np.maximum(pc - within, 0.0) * rate * interval))
+    return ReplicaPlan(interval_s=interval, rate_per_s=rate, needed=need, ordered=need,
+                       serving=serving, sla_met=met, within_rt=within, gpu_hours=gpu_h,
+                       static_gpu_hours=static_h, cost=gpu_h * price,
+                       static_cost=static_h * price, violation_intervals=int(np.sum(~met)),
+                       late_requests=late, cost_per_gpu_hour=price,
+                       mu_per_s=mu_)

@@ -1,0 +1,1 @@
+"""The autoscaling-for-a-latency-SLA page (Swayam): inputs, data, views, figures."""

@@ -1,0 +1,215 @@
+"""Inputs of the autoscaling-SLA page: the share-link fields, the sidebar, and the
+frozen inputs (``Scenario``, ``Trace``, ``PlanInputs``) that key every memoised call.
+
+The page takes times in ms; the dataclasses hold seconds (``engine.sla.s_from_ms``).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine import sla
+from engine.core import domains as dom
+from ui import share
+from ui.uploads import MAX_UPLOAD_BYTES
+
+from . import data
+from .uploads import MAX_INTERVALS, parse_trace_csv
+from .views import VIEWS, REPLICAS
+
+GPUS = tuple(data.gpu_table())
+MANUAL = "manual"
+TRACES = {"diurnal": "synthetic day", "custom": "my CSV"}
+UPLOAD_KEY, PASTE_KEY = "sla_trace_upload", "sla_trace_paste"
+_LAST = "_sla_last_trace"
+
+MU_SOURCE = share.Field("mu_source", MANUAL, str, choices=(MANUAL,) + GPUS)
+MU = share.Field("mu", 100.0, float, 0.01, 1e6, domain=dom.MU)
+GPU_TARGET = share.Field("gpu_target_ms", 10.0, float, 0.1, 1e4, domain=dom.LATENCY_TARGET_MS)
+LAW = share.Field("law", "exponential", str, choices=sla.SERVICE_LAWS)
+SIGMA = share.Field("sigma", 1.0, float, 0.05, 3.0)
+LAM = share.Field("lam", 900.0, float, 0.01, 1e6, domain=dom.LAM_PER_S)
+D1 = share.Field("d1_ms", 0.25, float, 0.0, 20.0)
+D2 = share.Field("d2_ms", 0.25, float, 0.0, 20.0)
+DELTA = share.Field("delta_ms", 0.5, float, 0.0, 50.0)
+PCT = share.Field("pct", 99.0, float, 50.0, 99.99, domain=dom.PERCENTILE)
+RT = share.Field("rt_ms", 100.0, float, 0.1, 1e5)
+N = share.Field("n", 11, int, 1, 100_000, domain=dom.N_BACKENDS)
+SIMULATE = share.Field("simulate", True, bool)
+TRACE = share.Field("trace", "diurnal", str, choices=tuple(TRACES))
+HOURS = share.Field("hours", 24.0, float, 1.0, 168.0)
+INTERVAL = share.Field("interval_s", 300.0, float, 10.0, 3600.0, domain=dom.INTERVAL)
+AMPLITUDE = share.Field("amplitude", 0.5, float, 0.0, 0.95)
+SPIKES = share.Field("spikes", 3, int, 0, 20)
+SEED = share.Field("seed", 1, int, 0, 2 ** 31 - 1)
+PROVISIONING = share.Field("prov_s", 120.0, float, 0.0, 7200.0, domain=dom.PROVISIONING_DELAY)
+HEADROOM = share.Field("headroom", 0.1, float, 0.0, 2.0, domain=dom.HEADROOM)
+PRICE = share.Field("usd_h", 2.5, float, 0.0, 1e3, domain=dom.COST)
+VIEW = share.Field("view", REPLICAS, str, choices=VIEWS)
+IMG = share.Field("img", "png", str, choices=("png", "svg"))
+FIELDS = [MU_SOURCE, MU, GPU_TARGET, LAW, SIGMA, LAM, D1, D2, DELTA, PCT, RT, N, SIMULATE,
+          TRACE, HOURS, INTERVAL, AMPLITUDE, SPIKES, SEED, PROVISIONING, HEADROOM, PRICE,
+          VIEW, IMG]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything the replica answers depend on (seconds, per second)."""
+
+    lam: float                 # arrival rate, requests/s
+    mu: float                  # service rate of one replica, requests/s
+    law: str                   # service-time law (engine.sla.SERVICE_LAWS)
+    sigma: float               # log-sd of a lognormal law
+    d1: float                  # frontend → backend, s
+    d2: float                  # backend → frontend, s
+    delta: float               # pause before a retry, s
+    percentile: float          # SLA percentile p, %
+    rt: float                  # SLA response time RT, s
+
+    @functools.cached_property
+    def service(self):
+        # built once per scenario: a frozen scipy law is slow to construct
+        return sla.service_law(self.law, 1.0 / self.mu, self.sigma)
+
+    @property
+    def delays(self) -> tuple:
+        return self.d1, self.d2, self.delta
+
+    @property
+    def label(self) -> str:
+        return (f"λ={self.lam:g}/s, μ={self.mu:.4g}/s, p{self.percentile:g} ≤ "
+                f"{float(sla.ms_from_s(self.rt)):g} ms")
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A load trace: requests/s per interval, the interval (s), and where it came from
+    (an upload's file name is part of it: two files of the same counts differ)."""
+
+    rates: tuple
+    interval_s: float
+    label: str
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """The autoscaling plan's inputs beyond the scenario."""
+
+    trace: Trace
+    provisioning_s: float
+    headroom: float
+    usd_per_gpu_hour: float
+
+
+def sidebar() -> None:
+    """Draw the sidebar's widgets (their values land in session state)."""
+    ss = st.session_state
+    with st.sidebar:
+        share.number_input(LAM, "Arrival rate λ (requests/s)", step=50.0)
+        st.selectbox("Replica service rate μ from", MU_SOURCE.choices, key=MU_SOURCE.key,
+                     format_func=lambda k: "a number (requests/s)" if k == MANUAL
+                     else f"GPU operating point: {data.gpu_table()[k][0]}")
+        if ss[MU_SOURCE.key] == MANUAL:
+            share.number_input(MU, "μ per replica (requests/s)", step=10.0)
+        else:
+            share.number_input(GPU_TARGET, "Per-GPU mean-latency target (ms)", step=1.0,
+                               help="One GPU at the dynamic-batching operating point "
+                                    "that meets this target serves μ requests/s.")
+        st.radio("Service-time law", LAW.choices, key=LAW.key, horizontal=True)
+        if ss[LAW.key] == "lognormal":
+            share.slider(SIGMA, "Lognormal log-sd σ", step=0.05)
+        share.slider(PCT, "SLA percentile p (%)", step=0.01)
+        share.number_input(RT, "SLA response time RT (ms)", step=10.0)
+        with st.expander("Dispatch delays"):
+            share.slider(D1, "d1: frontend → backend (ms)", step=0.05)
+            share.slider(D2, "d2: backend → frontend (ms)", step=0.05)
+            share.slider(DELTA, "Δ: pause before a retry (ms)", step=0.05)
+        st.toggle("Simulate random dispatch", key=SIMULATE.key,
+                  help=f"{data.SIM_POINTS} cached simulations of at least 100,000 requests "
+                       f"near the approximation's answer (up to {data.SIM_MAX_N} replicas).")
+        with st.expander("Trace and autoscaling"):
+            st.radio("Trace", TRACE.choices, key=TRACE.key, horizontal=True,
+                     format_func=TRACES.get)
+            share.number_input(INTERVAL, "Interval (s)", step=60.0)
+            if ss[TRACE.key] == "diurnal":
+                share.number_input(HOURS, "Length (h)", step=1.0)
+                share.slider(AMPLITUDE, "Day/night amplitude", step=0.05)
+                share.number_input(SPIKES, "Spikes", step=1)
+                share.number_input(SEED, "Random seed", step=1)
+            share.number_input(PROVISIONING, "Provisioning delay (s)", step=30.0)
+            share.slider(HEADROOM, "Headroom (extra load provisioned)", step=0.05)
+            share.number_input(PRICE, "GPU price ($/hour)", step=0.1)
+        st.radio("Chart image format", IMG.choices, key=IMG.key, horizontal=True)
+
+
+def service_rate() -> float:
+    """μ (requests/s per replica): typed, or one GPU's at its mean-latency target."""
+    ss = st.session_state
+    if ss[MU_SOURCE.key] == MANUAL:
+        return float(ss[MU.key])
+    name, alpha, tau0 = data.gpu_table()[ss[MU_SOURCE.key]]
+    mu = data.gpu_mu(alpha, tau0, float(ss[GPU_TARGET.key]))
+    st.sidebar.caption(f"{name}: α = {alpha:.4g} ms, τ0 = {tau0:.4g} ms → μ = {mu:,.0f} "
+                       f"requests/s per GPU at mean latency ≤ {ss[GPU_TARGET.key]:g} ms.")
+    return mu
+
+
+def scenario(mu: float) -> Scenario:
+    """The sidebar's scenario at service rate ``mu``, times in s."""
+    ss = st.session_state
+    d1, d2, delta, rt = (float(sla.s_from_ms(ss[f.key])) for f in (D1, D2, DELTA, RT))
+    return Scenario(float(ss[LAM.key]), mu, ss[LAW.key], float(ss[SIGMA.key]), d1, d2, delta,
+                    float(ss[PCT.key]), rt)
+
+
+def trace_input(lam: float) -> Trace:
+    """The trace in use; a bad CSV shows its error here and the last valid trace
+    stays in use."""
+    ss = st.session_state
+    asked = float(ss[INTERVAL.key])
+    interval = data.synthetic_interval(ss[HOURS.key], asked)
+    synthetic = Trace(data.synthetic_trace(lam, ss[HOURS.key], interval, ss[AMPLITUDE.key],
+                                           ss[SPIKES.key], ss[SEED.key]), interval,
+                      f"synthetic, mean {lam:g} requests/s, seed {ss[SEED.key]}")
+    if ss[TRACE.key] == "diurnal":
+        if interval > asked:
+            st.caption(f"Interval raised to {interval:g} s to keep {MAX_INTERVALS:,} intervals.")
+        return synthetic
+    upload = st.file_uploader("Upload trace CSV", type=["csv", "txt"], key=UPLOAD_KEY,
+                              help="Columns time_s,rate_per_s (one row per interval) or "
+                                   f"timestamp_s (one per request); at most "
+                                   f"{MAX_UPLOAD_BYTES // 1_000_000} MB.")
+    pasted = st.text_area("…or paste trace CSV", key=PASTE_KEY, height=120,
+                          placeholder="time_s,rate_per_s\n0,420\n300,515\n600,640",
+                          max_chars=MAX_UPLOAD_BYTES)
+    fallback = ss.get(_LAST) or synthetic
+    try:
+        if upload is not None:
+            parsed, label = parse_trace_csv(upload.getvalue(), asked), upload.name
+        elif pasted.strip():
+            parsed, label = parse_trace_csv(pasted, asked), "pasted trace"
+        else:
+            st.info("Paste or upload a trace; showing the synthetic day meanwhile.")
+            return fallback
+    except ValueError as err:
+        st.error(f"Trace not used: {err}", icon=":material/error:")
+        st.info(f"Still using the last valid trace: {fallback.label}.")
+        return fallback
+    ss[_LAST] = value = Trace(tuple(parsed["rate_per_s"].tolist()), parsed["interval_s"],
+                              f"{label} ({parsed['rate_per_s'].size} intervals)")
+    return value
+
+
+def plan_inputs(trace: Trace) -> PlanInputs:
+    ss = st.session_state
+    return PlanInputs(trace, float(ss[PROVISIONING.key]), float(ss[HEADROOM.key]),
+                      float(ss[PRICE.key]))
+
+
+def replicas_slider(top: int) -> int:
+    """The what-if fleet size n (up to ``top``)."""
+    share.slider(N, "Replicas n", max_value=max(top, int(st.session_state[N.key]), 2), step=1,
+                 help="The fleet size the response-time distribution below is for.")
+    return int(st.session_state[N.key])
