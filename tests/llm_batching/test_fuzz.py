@@ -75,6 +75,36 @@ def test_llm_batch_times(law, k, b, l, rho, b_fixed, b_max, kv, prompt, data):
     names = llm_batching.best_strategy(values)
     assert len(names) == POINTS and set(names) <= {"a", "b", ""}
     assert set(llm_batching.paper_laws()) == {"uniform(0, 1000)", "lognormal(7, 0.7)"}
+    # the package's helpers: the law of L_b, curves, limits by strategy, merged means
+    assert llm_batching.check_dist(law) is law
+    top = llm_batching.upper_support(law)
+    assert not math.isnan(top) and top >= 0
+    m1, m2 = llm_batching.max_token_moments(law, b)
+    assert np.array_equal(m1, np.asarray(eml)) and np.all(m2 >= m1 ** 2 * (1 - 1e-6))
+    nodes, weights = llm_batching.max_token_nodes(law, b)
+    assert nodes.shape == (b.size, weights.size) and abs(weights.sum() - 1) < 1e-12
+    assert_no_nan(nodes)
+    curve = llm_batching.batch_size_curve(law, k, b_limit)
+    assert curve.b_throughput_opt == best and curve.peak_throughput_per_s == curve.throughput_per_s.max()
+    grid = llm_batching.load_grid(cap, POINTS)
+    fc = llm_batching.fixed_curves(grid, b_fixed, law, k)
+    assert fc.sojourn_s[-1] == np.inf and np.all(np.isfinite(fc.sojourn_s[:-1]))    # λ = μ[b]
+    limits = llm_batching.strategy_limits(law, k, b_fixed, b_max if b_max is not None else 64,
+                                          kv, prompt)
+    assert limits["fixed"] == llm_batching.stability_limit("fixed", law, k, b=b_fixed)
+    assert_no_nan(limits)
+    merged = llm_batching.prefer_simulated({"a": lam}, {"a": np.where(unstable, np.nan, lam),
+                                                        "c": lam})
+    assert set(merged) == {"a", "c"} and np.array_equal(merged["a"], lam)
+    for f in (llm_batching.check_dist, llm_batching.upper_support, llm_batching.batch_size_curve,
+              llm_batching.load_grid, llm_batching.fixed_curves, llm_batching.strategy_limits,
+              llm_batching.prefer_simulated):
+        tally(f)
+    tally(llm_batching.max_token_moments, POINTS)
+    tally(llm_batching.max_token_nodes, POINTS)
+    raises_naming("dist", llm_batching.check_dist, "lognormal")
+    raises_naming("b_top", llm_batching.batch_size_curve, law, k, 0)
+    raises_naming("lam_max", llm_batching.load_grid, -1.0, 4)
     for f in (llm_batching.check_k, llm_batching.batch_time, llm_batching.expected_max_tokens,
               llm_batching.mean_batch_time, llm_batching.throughput,
               llm_batching.fixed_batch_wait, llm_batching.fixed_batch_sojourn,
@@ -104,6 +134,30 @@ def test_llm_batch_times(law, k, b, l, rho, b_fixed, b_max, kv, prompt, data):
     raises_naming("k", llm_batching.check_k, k[:3])
     raises_naming("strategy", llm_batching.stability_limit, "other", law, k)
     raises_naming("b_limit", llm_batching.optimal_batch_size, law, k, 0)
+
+
+@FUZZ_VECTOR
+@given(valid(ALPHA), valid(TAU0), loads(), st.data())
+def test_llm_yang_phi(alpha, beta, rho, data):
+    """Eq 16 as printed (φ0, φ1, φ = min): inf exactly at λα ≥ 1, φ0 and φ1 against
+    their closed forms, bad arguments named."""
+    lam = at_load(rho, 1 / alpha)
+    unstable = (lam * alpha >= 1) | (lam >= 1 / alpha)
+    phis = [f(lam, alpha, beta) for f in (llm_batching.yang_phi0, llm_batching.yang_phi1,
+                                          llm_batching.yang_phi)]
+    for f, v in zip(("yang_phi0", "yang_phi1", "yang_phi"), phis):
+        assert_inf_iff(v, unstable, f)
+        assert np.all(v >= 0)
+    ok = ~unstable
+    r, lo = lam[ok] * alpha, 2 * (1 - (lam[ok] * alpha) ** 2)
+    np.testing.assert_allclose(phis[0][ok], lam[ok] * (alpha + beta) ** 2 / lo, rtol=1e-12)
+    np.testing.assert_allclose(phis[1][ok], (r * beta + r * alpha + beta) / lo, rtol=1e-12)
+    assert np.array_equal(phis[2], np.minimum(phis[0], phis[1]))
+    for f in (llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi):
+        tally(f, POINTS)
+    p, bad = corrupt(data, dict(lam=lam, alpha=alpha, beta=beta),
+                     {"lam": LAM, "alpha": ALPHA, "beta": TAU0})
+    rejects((llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi), p, bad)
 
 
 # One departure chain per point (64-128 states here, ~10-50 ms) and, without a cap (one
@@ -238,30 +292,46 @@ def test_llm_paper_comparison(k, rho, kv):
 
 # ============================================================ every public function has a case
 
-from tests.batching import test_fuzz as batching_fuzz  # a module: its tests are not collected twice
-# Public name -> the test that fuzzes it.  A result or data class (no arguments of its
-# own to fuzz) names the test that builds and checks it and the function it comes from.
+from engine.llm_batching import (answers as lb_answers, batch_times as lb_batch_times,
+                                 bounds as lb_bounds, curves as lb_curves, dynamic as lb_dynamic,
+                                 fixed as lb_fixed, sim as lb_sim, stability as lb_stability)
+
+# Public name -> the test that fuzzes it, per submodule of engine.llm_batching (the
+# package and engine.llm_batching_sim only re-export).  A result or data class (no
+# arguments of its own to fuzz) names the test that builds and checks it and the function
+# it comes from.
 FUZZED = {
-    llm_batching: {
-        "check_k": test_llm_batch_times, "expected_max_tokens": test_llm_batch_times,
+    lb_batch_times: {
+        "check_k": test_llm_batch_times, "check_dist": test_llm_batch_times,
+        "upper_support": test_llm_batch_times, "max_token_moments": test_llm_batch_times,
+        "max_token_nodes": test_llm_batch_times, "expected_max_tokens": test_llm_batch_times,
         "batch_time": test_llm_batch_times, "mean_batch_time": test_llm_batch_times,
-        "throughput": test_llm_batch_times, "optimal_batch_size": test_llm_batch_times,
-        "stability_limit": test_llm_batch_times, "fixed_batch_wait": test_llm_batch_times,
-        "fixed_batch_sojourn": test_llm_batch_times,
+        "throughput": test_llm_batch_times, "optimal_batch_size": test_llm_batch_times},
+    lb_stability: {"stability_limit": test_llm_batch_times},
+    lb_fixed: {
+        "fixed_batch_wait": test_llm_batch_times, "fixed_batch_sojourn": test_llm_batch_times,
         "fixed_batch_wait_eq25": test_llm_batch_times,
-        "fixed_batch_roots_eq25": test_llm_batch_times,
+        "fixed_batch_roots_eq25": test_llm_batch_times},
+    lb_bounds: {
         "linear_bound_coefficients": test_llm_batch_times,
-        "dynamic_wait_bound": test_llm_batch_times, "best_strategy": test_llm_batch_times,
-        "paper_laws": test_llm_batch_times,
-        "yang_phi0": batching_fuzz.test_batching_closed_forms, "yang_phi1": batching_fuzz.test_batching_closed_forms,
-        "yang_phi": batching_fuzz.test_batching_closed_forms,
+        "dynamic_wait_bound": test_llm_batch_times,
+        "yang_phi0": test_llm_yang_phi, "yang_phi1": test_llm_yang_phi,
+        "yang_phi": test_llm_yang_phi},
+    lb_curves: {
+        "batch_size_curve": test_llm_batch_times, "load_grid": test_llm_batch_times,
+        "fixed_curves": test_llm_batch_times,
+        "BatchSizeCurve": (test_llm_batch_times, "batch_size_curve"),
+        "FixedCurves": (test_llm_batch_times, "fixed_curves")},
+    lb_dynamic: {
         "dynamic_solution": test_llm_dynamic, "dynamic_wait": test_llm_dynamic,
-        "dynamic_sojourn": test_llm_dynamic, "recommended_b_max": test_llm_dynamic,
-        "best_fixed_batch_size": test_llm_dynamic,
-        "DynamicSolution": (test_llm_dynamic, "dynamic_solution"),
-        "simulate": test_llm_simulate,
+        "dynamic_sojourn": test_llm_dynamic,
+        "DynamicSolution": (test_llm_dynamic, "dynamic_solution")},
+    lb_answers: {
+        "best_strategy": test_llm_batch_times, "paper_laws": test_llm_batch_times,
+        "strategy_limits": test_llm_batch_times, "prefer_simulated": test_llm_batch_times,
+        "recommended_b_max": test_llm_dynamic, "best_fixed_batch_size": test_llm_dynamic,
         "compare_strategies": test_llm_compare, "paper_comparison": test_llm_paper_comparison},
-    llm_batching_sim: {
+    lb_sim: {
         "simulate": test_llm_simulate,
         "LLMSimResult": (test_llm_simulate, "simulate"),
         "LLMSimRecords": (test_llm_simulate, "return_records")},

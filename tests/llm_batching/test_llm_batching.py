@@ -71,9 +71,9 @@ def test_chain_quadrature_of_the_batch_law_matches_eq23():
     """The nodes the dynamic chain mixes its Poisson laws over reproduce E[L_b] and E[L_b²]."""
     sizes = np.array([1, 16, 256])
     for dist in (LOGNORMAL, UNIFORM):
-        x, w = lb._batch_law_nodes(dist, sizes)
+        x, w = lb.max_token_nodes(dist, sizes)
         np.testing.assert_allclose(x @ w, lb.expected_max_tokens(dist, sizes), rtol=1e-6)
-    x, w = lb._batch_law_nodes(LOGNORMAL, np.array([1]))
+    x, w = lb.max_token_nodes(LOGNORMAL, np.array([1]))
     assert (x ** 2) @ w == pytest.approx(LOGNORMAL.moment(2), rel=1e-5)
 
 
@@ -88,7 +88,7 @@ def test_expected_max_of_a_sample_law_is_its_exact_finite_sum(counts, b):
     values, n = np.unique(counts, return_counts=True)
     F = np.cumsum(n) / len(counts)
     pmf_max = np.diff(np.concatenate([[0.0], F ** b]))
-    m1, m2 = lb._max_moments(law, np.array([b]))
+    m1, m2 = lb.max_token_moments(law, np.array([b]))
     assert m1[0] == pytest.approx(values @ pmf_max, rel=1e-10)
     assert m2[0] == pytest.approx((values ** 2.0) @ pmf_max, rel=1e-10)
     assert lb.expected_max_tokens(law, 1) == pytest.approx(np.mean(counts), rel=1e-12)
@@ -519,3 +519,75 @@ def test_dynamic_solution_state_ceiling():
     assert lb.dynamic_solution(0.09, dist, k, 64, max_states=full.n_states) == full
     with pytest.raises(ValueError, match="max_states"):
         lb.dynamic_solution(0.09, dist, k, 64, max_states=10)
+
+
+# ------------------------------------------------------------ the package's curves and answers
+
+def test_batch_size_curve_uniform_closed_form():
+    """E[L_b] = m·b/(b + 1) for uniform(0, m), so μ[b] = b/(k1·b + k2 + (k3·b + k4)·m·b/(b+1))."""
+    k1, k2, k3, k4 = K
+    curve = lb.batch_size_curve(UNIFORM, K, 64)
+    b = np.arange(1, 65)
+    mu = b / (k1 * b + k2 + (k3 * b + k4) * 1000 * b / (b + 1))
+    np.testing.assert_allclose(curve.expected_max_tokens, 1000 * b / (b + 1), rtol=1e-9)
+    np.testing.assert_allclose(curve.throughput_per_s, mu, rtol=1e-9)
+    assert curve.b_throughput_opt == b[np.argmax(mu)]
+    assert curve.peak_throughput_per_s == pytest.approx(mu.max(), rel=1e-9)
+    assert curve.mean_tokens == pytest.approx(500.0)
+
+
+def test_fixed_curves_at_b1_are_md1_and_the_bound_is_inoue_phi():
+    """b = 1: M/D/1 with H(1, E[N]); the bound is Inoue's φ with α1, β1 of eq 20."""
+    lam = lb.load_grid(0.05, 10)
+    np.testing.assert_allclose(lam, np.linspace(0.005, 0.05, 10))
+    fc = lb.fixed_curves(lam, 1, UNIFORM, K)
+    h = K[0] + K[1] + (K[2] + K[3]) * 500.0
+    np.testing.assert_allclose(fc.sojourn_s, md1_mean_latency(lam, h), rtol=1e-9)
+    a1, b1 = K[0] + K[2] * 1000, K[1] + K[3] * 1000
+    np.testing.assert_allclose(fc.dynamic_bound_s, bt.phi(lam, a1, b1), rtol=1e-12)
+    assert np.all(np.isinf(lb.fixed_curves(lam, 1, LOGNORMAL, K).dynamic_bound_s))
+
+
+def test_strategy_limits_closed_forms():
+    """Elastic uncapped 1/(k1 + k3·E[N]); continuous with no KV limit the same;
+    fixed and capped μ[b] (eq 24 with E[L_b] = m·b/(b + 1))."""
+    k1, k2, k3, k4 = K
+    lims = lb.strategy_limits(UNIFORM, K, 8, 16)
+    mu = lambda b: b / (k1 * b + k2 + (k3 * b + k4) * 1000 * b / (b + 1))   # noqa: E731
+    assert lims["elastic"] == pytest.approx(1 / (k1 + k3 * 500))
+    assert lims["continuous"] == pytest.approx(1 / (k1 + k3 * 500))
+    assert lims["fixed"] == pytest.approx(mu(8)) and lims["capped"] == pytest.approx(mu(16))
+    assert lims["dynamic"] == lb.stability_limit("dynamic", UNIFORM, K)
+
+
+def test_prefer_simulated_and_best_strategy():
+    exact = {"fixed": np.array([1.0, 2.0, np.inf]), "capped": np.array([3.0, 1.0, np.inf])}
+    sim = {"capped": np.array([np.nan, 0.5, np.nan]), "elastic": np.array([0.5, np.nan, 9.0])}
+    merged = lb.prefer_simulated(exact, sim)
+    np.testing.assert_array_equal(merged["capped"], [3.0, 0.5, np.inf])
+    np.testing.assert_array_equal(merged["fixed"], exact["fixed"])
+    assert lb.best_strategy(merged) == ["elastic", "capped", "elastic"]
+    assert lb.prefer_simulated(exact, None) == exact
+
+
+def test_simulation_summary_vocabulary():
+    """mean_latency, ci95, p50, p95, p99 are the sojourn's, from the records (after warm-up)."""
+    r = simulate("dynamic", 0.05, UNIFORM, K, b_max=8, n_jobs=5000, seed=3, return_records=True)
+    rec = r.records
+    soj = (rec.finish - rec.arrival)[500:]
+    assert r.mean_latency == r.mean_sojourn == pytest.approx(soj.mean(), rel=1e-12)
+    assert r.ci95 == r.ci95_sojourn
+    np.testing.assert_allclose([r.p50, r.p95, r.p99], np.percentile(soj, [50, 95, 99]),
+                               rtol=1e-12)
+    assert r.p99 == r.p99_sojourn
+    sol = lb.dynamic_solution(0.05, UNIFORM, K, 8)
+    assert sol.mean_latency == sol.mean_sojourn
+
+
+def test_old_module_names_still_work():
+    """engine.llm_batching_sim re-exports the simulator; both modules name the same objects."""
+    from engine import llm_batching_sim
+    assert llm_batching_sim.simulate is lb.simulate
+    assert llm_batching_sim.LLMSimResult is lb.LLMSimResult
+    assert llm_batching_sim.STRATEGIES == ("dynamic", "fixed", "elastic", "continuous")
+    assert llm_batching_sim.BACKEND in ("numba", "numpy")

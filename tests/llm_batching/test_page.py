@@ -11,7 +11,7 @@ from tests.pagetest import charts, metric, trace
 from engine import llm_batching as lb
 from engine import token_laws as tl
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "llm_batching.py")
+PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("llm_batching"))
 K = (0.06, 0.126, 0.0003, 0.02269)          # presets/llm_batching/a100_llama2_7b.toml
 
 
@@ -41,7 +41,7 @@ def test_fixed_curve_on_the_chart_is_the_engine_curve():
 def test_moving_sliders_changes_the_figure_and_the_answers():
     at = open_page()
     before = trace(charts(at)[0], "capped dynamic")["y"]
-    at.slider(key="ln_sd").set_value(0.5).run()
+    at.slider(key="log_sd").set_value(0.5).run()
     assert not at.exception
     assert trace(charts(at)[0], "capped dynamic")["y"] != before
     b_star = metric(at, "Optimal fixed b*")
@@ -52,7 +52,8 @@ def test_moving_sliders_changes_the_figure_and_the_answers():
 @pytest.mark.parametrize("query", [
     {"lam_max": "20", "lam": "20", "law": "uniform"}, {"lam_max": "0.01", "lam": "0.001"},
     {"b": "1", "b_max": "1"}, {"b": "1024", "b_max": "1024", "kv": "100"},
-    {"ln_mu": "12", "ln_sd": "3"}, {"ln_mu": "0", "ln_sd": "0.05"}, {"k3": "0", "k2": "0"}])
+    {"log_mean": "12", "log_sd": "3"}, {"log_mean": "0", "log_sd": "0.05"}, {"k3": "0", "k2": "0"},
+    {"ln_mu": "12", "ln_sd": "3"}])
 def test_extremes_run_without_exception(query):
     at = open_page(query)
     assert charts(at)
@@ -65,7 +66,7 @@ def test_unstable_load_names_the_capacity():
 
 
 def test_heavy_tail_uncapped_dynamic_is_reported_not_drawn():
-    at = open_page({"ln_sd": "1.5"})               # capacity 0.0019/s, below every load shown
+    at = open_page({"log_sd": "1.5"})              # capacity 0.0019/s, below every load shown
     assert any("unstable at every load" in w.value for w in at.warning)
     names = [t["name"] for t in charts(at)[0]["data"]]
     assert not [n for n in names if n.startswith("dynamic, exact")]   # nothing drawn
@@ -90,9 +91,9 @@ def test_every_view_renders(view):
 
 
 def test_share_link_round_trip():
-    at = open_page({"law": "uniform", "u_hi": "2000", "lam": "0.12", "b": "8",
+    at = open_page({"law": "uniform", "uni_high": "2000", "lam": "0.12", "b": "8",
                     "b_max": "32", "view": "Best strategy"})
-    assert at.session_state["u_hi"] == 2000.0 and at.session_state["b"] == 8
+    assert at.session_state["uni_high"] == 2000.0 and at.session_state["b"] == 8
     params = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
     assert params["law"] == "uniform" and params["b_max"] == "32"
     again = open_page(params)
@@ -100,13 +101,13 @@ def test_share_link_round_trip():
     assert again.session_state["view"] == "Best strategy"
 
 
-@pytest.mark.parametrize("query,key", [({"lam": "banana"}, "lam"), ({"ln_sd": "7"}, "ln_sd"),
+@pytest.mark.parametrize("query,key", [({"lam": "banana"}, "lam"), ({"log_sd": "7"}, "log_sd"),
                                        ({"b": "2.5"}, "b"), ({"law": "<script>"}, "law"),
                                        ({"simulate": "maybe"}, "simulate")])
 def test_malformed_link_parameter_falls_back_with_a_warning(query, key):
     at = open_page(query)
     assert any(key in w.value for w in at.warning)
-    defaults = {"lam": 0.05, "ln_sd": 0.7, "b": 16, "law": "lognormal", "simulate": False}
+    defaults = {"lam": 0.05, "log_sd": 0.7, "b": 16, "law": "lognormal", "simulate": False}
     assert at.session_state[key] == defaults[key]
 
 
@@ -128,3 +129,23 @@ def test_pin_baseline_overlays_and_tabulates():
     at.number_input(key="b").set_value(8).run()
     assert trace(charts(at)[0], "baseline (pinned)")
     assert len(at.dataframe) == 1                 # the difference table (capacities are in the results table)
+
+
+@pytest.mark.parametrize("old,new", [
+    ({"ln_mu": "6.5", "ln_sd": "0.9"}, {"law": "lognormal", "log_mean": "6.5", "log_sd": "0.9"}),
+    ({"law": "uniform", "u_lo": "100", "u_hi": "3000"},
+     {"law": "uniform", "uni_low": "100", "uni_high": "3000"})])
+def test_link_with_the_old_token_law_keys_opens_the_same_law(old, new):
+    """Links made before the shared token-law input (ln_mu, ln_sd, u_lo, u_hi) still
+    open the same scenario: the same law, figures and answers as the new keys."""
+    before, after = open_page(old), open_page(new)
+    for key in ("law", "log_mean", "log_sd", "uni_low", "uni_high"):
+        assert before.session_state[key] == after.session_state[key], key
+    assert before.session_state[list(new)[-1]] == float(new[list(new)[-1]])
+    assert not [w for w in before.warning if w.value.startswith("Link parameter")]
+    assert metric(before, "Mean output E[N]") == metric(after, "Mean output E[N]")
+    assert charts(before)[0]["data"] == charts(after)[0]["data"]
+    published = {k: v[0] if isinstance(v, list) else v for k, v in before.query_params.items()}
+    assert not set(published) & {"ln_mu", "ln_sd", "u_lo", "u_hi"}    # re-published, new keys
+    for key, value in new.items():
+        assert float(published[key]) == float(value) if key != "law" else published[key] == value

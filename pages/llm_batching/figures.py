@@ -1,6 +1,6 @@
-"""Figures of the LLM batching-strategy page (Yang et al. Figs 3, 5, 6 and more).
+"""Pure figure builders of the LLM batching page (Yang et al. Figs 3, 5, 6 and more).
 
-Pure builders: arrays in, ``go.Figure`` out; tests read the curves as data.
+Arrays in, ``go.Figure`` out, no Streamlit; tests read the curves as data.
 """
 from __future__ import annotations
 

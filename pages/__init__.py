@@ -1,0 +1,1 @@
+"""The app's pages: one script (or one package with page.py) per page."""

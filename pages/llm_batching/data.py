@@ -1,0 +1,148 @@
+"""Memoised engine calls of the LLM batching page (hashable arguments only).
+
+A token law is passed as the shared input's ``TokenLawChoice`` (hashable by its
+key: family and parameters, or an upload's digest and name).  Exact chains and
+simulations run point by point, each point memoised, with a progress bar.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import llm_batching as lb
+from engine.presets import llm_batch_time_presets
+from ui.memo import memo
+
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
+SEED = 2024
+N_FINE = 80                                                    # analytic λ grid
+COARSE = (0.1, 0.2, 0.325, 0.45, 0.575, 0.7, 0.85, 1.0)        # × λ max: chains, simulations
+CHAIN_LOAD = {"dynamic": 0.8, "capped": 0.9}   # exact chains only below this share of capacity
+SIM_LOAD = 0.95
+B_TOP = 512                                                    # batch sizes of the Fig 3 chart
+STRATEGIES = ("dynamic", "capped", "fixed", "elastic", "continuous")
+LABELS = {"dynamic": "dynamic", "capped": "capped dynamic (b_max)", "fixed": "fixed b",
+          "elastic": "elastic", "continuous": "continuous (KV cache)"}
+
+
+@memo(CACHE_SIZE)
+def presets() -> dict:
+    return llm_batch_time_presets()
+
+
+@memo(CACHE_SIZE)
+def batch_curve(law, k) -> lb.BatchSizeCurve:
+    """E[L_b] and μ[b] for b ≤ ``B_TOP`` (Fig 3)."""
+    return lb.batch_size_curve(law.law, k, B_TOP)
+
+
+@memo(CACHE_SIZE)
+def limits(law, k, b, b_max, kv, prompt) -> dict:
+    """Stability limit (requests/s) of every strategy, by key of ``STRATEGIES``."""
+    return lb.strategy_limits(law.law, k, b, b_max, kv, prompt)
+
+
+def coarse_grid(lam_max) -> np.ndarray:
+    return np.asarray(COARSE) * lam_max
+
+
+@dataclass(frozen=True, eq=False)
+class FixedLoads:
+    fine: lb.FixedCurves       # fixed-b sojourn, eq 25 and the dynamic bound on the fine grid
+    coarse: np.ndarray         # fixed-b sojourn on the coarse grid (s)
+
+
+@memo(CACHE_SIZE)
+def fixed_curves(law, k, b, lam_max) -> FixedLoads:
+    """Fixed batching and the dynamic bound over the λ axis (s)."""
+    dist = law.law
+    return FixedLoads(lb.fixed_curves(lb.load_grid(lam_max, N_FINE), b, dist, k),
+                      lb.fixed_batch_sojourn(coarse_grid(lam_max), b, dist, k))
+
+
+def chain_states(b_max) -> int:
+    """State ceiling of an exact chain: its cost grows like states² × min(b_max, states),
+    so uncapped and large-b_max chains get fewer states."""
+    return 512 if b_max is not None and b_max <= 128 else 256
+
+
+@memo(512)
+def _chain_point(lam, law, k, b_max) -> lb.DynamicSolution:
+    return lb.dynamic_solution(lam, law.law, k, b_max, chain_states(b_max))
+
+
+@memo(CACHE_SIZE)
+def dynamic_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> np.ndarray:
+    """Exact mean sojourn (s) on the coarse grid; NaN above ``share`` of the limit and
+    from the first load whose chain needs more than ``chain_states`` states on (the
+    queue only grows with the load)."""
+    lam = coarse_grid(lam_max)
+    out = np.full(lam.size, np.nan)
+    todo = np.flatnonzero(lam < share * limit)
+    for n, i in enumerate(todo):
+        sol = _chain_point(float(lam[i]), law, k, b_max)
+        if not sol.converged:
+            break
+        out[i] = sol.mean_sojourn
+        if bar is not None:
+            bar.progress((n + 1) / todo.size, "Solving the exact dynamic-batching chain…")
+    return out
+
+
+def exact_curves(law, k, b, b_max, lam_max, lims: dict, bar=None) -> dict:
+    """Exact mean sojourn (s) on the coarse grid: uncapped and capped dynamic, fixed b."""
+    return {"dynamic": dynamic_curve(law, k, None, lam_max, lims["dynamic"], bar,
+                                     CHAIN_LOAD["dynamic"]),
+            "capped": dynamic_curve(law, k, b_max, lam_max, lims["capped"], bar,
+                                    CHAIN_LOAD["capped"]),
+            "fixed": fixed_curves(law, k, b, lam_max).coarse}
+
+
+@memo(1024)
+def _sim_point(strategy, lam, law, k, b, b_max, kv, prompt, n_jobs, i):
+    name = "dynamic" if strategy == "capped" else strategy
+    options = dict(kv_capacity_tokens=kv, prompt_tokens=prompt) if strategy == "continuous" else {}
+    return lb.simulate(name, lam, law.law, k, b=b if strategy == "fixed" else None,
+                       b_max=b_max if strategy == "capped" else None, n_jobs=n_jobs,
+                       seed=[SEED, i], **options)
+
+
+@dataclass(frozen=True, eq=False)
+class SimSweep:
+    lam: np.ndarray            # the coarse grid
+    mean: dict                 # strategy -> mean sojourn per λ (NaN: not simulated)
+    ci95: dict
+    p99: dict
+
+
+@memo(CACHE_SIZE)
+def sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None) -> SimSweep:
+    """Every strategy simulated at the coarse loads below ``SIM_LOAD`` of its limit."""
+    lam = coarse_grid(lam_max)
+    jobs = [(s, i) for s in STRATEGIES for i in range(lam.size) if lam[i] < SIM_LOAD * lims[s]]
+    mean, ci, p99 = ({s: np.full(lam.size, np.nan) for s in STRATEGIES} for _ in range(3))
+    for n, (s, i) in enumerate(jobs):
+        r = _sim_point(s, float(lam[i]), law, k, b, b_max, kv, prompt, n_jobs, i)
+        mean[s][i], ci[s][i], p99[s][i] = r.mean_latency, r.ci95, r.p99
+        if bar is not None:
+            bar.progress((n + 1) / len(jobs), f"Simulating {LABELS[s]}…")
+    return SimSweep(lam, mean, ci, p99)
+
+
+@memo(256)
+def best_fixed(lam, law, k) -> tuple[int, float]:
+    dist = law.law
+    b = lb.best_fixed_batch_size(lam, dist, k)
+    return b, (float(lb.fixed_batch_sojourn(lam, b, dist, k)) if b else float("inf"))
+
+
+@memo(256)
+def recommended_b_max(lam, law, k) -> tuple[int, float]:
+    return lb.recommended_b_max(lam, law.law, k, max_states=256)
+
+
+def best_per_load(exact: dict, sweep: SimSweep | None) -> list[str]:
+    """Label of the best strategy per coarse load: simulated means where run, else exact."""
+    means = lb.prefer_simulated(exact, None if sweep is None else sweep.mean)
+    return lb.best_strategy({LABELS[s]: means[s] for s in STRATEGIES if s in means})

@@ -1,0 +1,114 @@
+"""The views of the LLM batching page and their figures, memoised on the inputs.
+
+``figures(view, scenario, lam, baseline)`` returns the view's (name, figure) pairs;
+the sidebar's ``Scenario`` (and the pinned one) are frozen, so they are the key.
+"""
+from __future__ import annotations
+
+from ui.memo import memo
+
+from . import data
+from . import figures as figs
+
+LATENCY, BATCH_SIZE, BEST_STRATEGY, FORMULAS_VIEW = (
+    "Latency", "Batch size", "Best strategy", "Formulas")
+VIEWS = (LATENCY, BATCH_SIZE, BEST_STRATEGY, FORMULAS_VIEW)
+CHART_VIEWS = (LATENCY, BATCH_SIZE, BEST_STRATEGY)
+
+FORMULAS = [
+    ("H(b, l) = k_1 b + k_2 + k_3 b\\,l + k_4 l", "batch time, longest output l (eq 18), s"),
+    ("E[L_b] = \\int_0^\\infty b\\,x f(x) F(x)^{b-1} dx,\\quad \\mu[b] = \\frac{b}{H(b, E[L_b])}",
+     "longest of b outputs and throughput (eqs 23-24)"),
+    ("E[W_q] = \\frac{(E[Q_d]-a)H + aH/2 + (b-a)S/\\lambda}{b},\\; a = \\lambda H,\\; "
+     "S = \\sum_k \\frac{1}{1-z_k}", "fixed batching, exact mean wait (M/D^b/1; z_k roots of "
+                                     "z^b = e^{a(z-1)})"),
+    ("\\frac{1}{\\lambda}\\Big[\\frac{b-(b-a)^2}{2(b-a)} + \\sum_k \\frac{1}{1-Z_k}\\Big]",
+     "eq 25 as printed: equals E[Q_d]/λ, not the wait"),
+    ("\\phi_0 = \\frac{\\lambda(\\alpha+\\beta)^2}{2(1-\\rho^2)},\\quad "
+     "\\phi_1 = \\frac{\\lambda\\alpha\\beta+\\lambda\\alpha^2+\\beta}{2(1-\\rho^2)}",
+     "eq 16 as printed: bounds the wait before the batch starts, not wait + processing"),
+    ("\\lambda_{\\max}^{\\text{elastic}} = \\frac{1}{k_1 + k_3 E[N]},\\quad "
+     "\\lambda_{\\max}^{\\text{cont.}} \\approx \\frac{1}{k_1+k_2+(k_3+k_4/m)E[N]}",
+     "stability limits of elastic (uncapped) and continuous batching "
+     "(m sequences fit the KV cache)"),
+]
+ERRATA = [
+    "Eq 16 (φ0, φ1) bounds the wait before the batch starts, not wait + processing as Inoue's "
+    "eqs 41-42 do; the paper calls both E[W].",
+    "Eq 25 is not the mean wait: with exact roots it equals E[Q_d]/λ (requests left waiting "
+    "after a departure over λ); it ignores the time to fill the batch. At b = 1 it is the M/D/1 "
+    "sojourn. Its 20-term series roots are off by ~4e-3 near λH/b = 1.",
+    "The M/D^b/1 model uses the deterministic H(b, E[L_b]); with the realised longest output, "
+    "fixed batching waits much longer for heavy-tailed laws (see the simulation points).",
+    "Eq 26 prints k3·b·E[N] for k3·(n_1 + … + n_b): equal in expectation only.",
+    "With k3 > 0 and an unbounded token law μ[b] → 0 as b → ∞: uncapped dynamic batching has a "
+    "finite (for heavy tails tiny) stability limit; a finite b_max keeps μ[b_max].",
+    "§V's numbers (b* = 8, 125 s at λ = 0.43/s) rest on an unpublished fit: with Table I's "
+    "per-token time that load is beyond every padded strategy.",
+    "Derivations and the checks behind each: docs/models/llm_batching.md.",
+]
+
+
+def sweep(s):
+    """The simulated sweep of scenario ``s`` (None when simulation is off)."""
+    if not s.simulate:
+        return None
+    lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
+    return data.sim_sweep(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, lims, s.n_jobs)
+
+
+def _latency(s, lam, baseline) -> list:
+    lims, labels = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt), data.LABELS
+    marks = {strat: (labels[strat], v) for strat, v in lims.items()}
+    fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
+    coarse = data.coarse_grid(s.lam_max)
+    exact = data.exact_curves(s.law, s.k, s.b, s.b_max, s.lam_max, lims)
+    curves = [("fixed", f"fixed b = {s.b}, exact (M/D^b/1)", fine.lam_per_s, fine.sojourn_s, None),
+              ("fixed", "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)", fine.lam_per_s,
+               fine.eq25_s, "dash"),
+              ("dynamic", "dynamic, bound φ with eq 20 (bounded laws)", fine.lam_per_s,
+               fine.dynamic_bound_s, "dot"),
+              ("dynamic", "dynamic, exact chain", coarse, exact["dynamic"], None),
+              ("capped", f"capped dynamic b_max = {s.b_max}, exact chain", coarse,
+               exact["capped"], None)]
+    sw = sweep(s)
+    sims = [] if sw is None else [(strat, f"{labels[strat]}, simulated ±95% CI", sw.lam,
+                                   sw.mean[strat], sw.ci95[strat]) for strat in data.STRATEGIES]
+    base = None
+    if baseline is not None:
+        pinned = data.fixed_curves(baseline.law, baseline.k, baseline.b, baseline.lam_max).fine
+        base = (pinned.lam_per_s, pinned.sojourn_s)
+    out = [("mean_latency", figs.strategy_latency_figure(
+        curves, sims, marks, x_max=s.lam_max, current=lam,
+        title="Mean latency (wait + processing) vs load", y_title="mean latency (s)",
+        baseline=base))]
+    if sw is not None:
+        out.append(("p99_latency", figs.strategy_latency_figure(
+            [], [(strat, f"{labels[strat]}, simulated", sw.lam, sw.p99[strat], None)
+                 for strat in data.STRATEGIES], marks, x_max=s.lam_max, current=lam,
+            title="p99 latency vs load (simulation)", y_title="p99 latency (s)")))
+    return out
+
+
+@memo(128)
+def figures(view: str, scenario, lam: float | None = None, baseline=None) -> tuple:
+    """(name, figure) pairs of ``view`` for ``scenario`` (a frozen ``inputs.Scenario``);
+    ``lam`` marks the current load (None: no marker), ``baseline`` is the pinned
+    Scenario whose fixed-b curve is overlaid.  Figures are shared: never modify them."""
+    s = scenario
+    if view == LATENCY:
+        return tuple(_latency(s, lam, baseline))
+    if view == BATCH_SIZE:
+        bc = data.batch_curve(s.law, s.k)
+        marks = {"fixed b": s.b, "b_max": s.b_max}
+        return (("expected_max_tokens", figs.expected_max_figure(
+                    bc.b, bc.expected_max_tokens, bc.mean_tokens, marks)),
+                ("throughput_vs_b", figs.throughput_figure(
+                    bc.b, bc.throughput_per_s, bc.b_throughput_opt, marks)))
+    if view == BEST_STRATEGY:
+        lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
+        best = data.best_per_load(data.exact_curves(s.law, s.k, s.b, s.b_max, s.lam_max, lims),
+                                  sweep(s))
+        return (("best_strategy", figs.best_strategy_figure(
+            data.coarse_grid(s.lam_max), best, [data.LABELS[strat] for strat in data.STRATEGIES])),)
+    return ()
