@@ -71,7 +71,7 @@ def test_eq7_as_printed_is_wrong_and_eq34_is_right():
 # ------------------------------------------------------------ exactness
 
 CHAIN_CASES = [(name, rho) for name in PRESETS for rho in (0.05, 0.3, 0.7, 0.9, 0.97, 0.99)
-               if (name, rho) != ("V100", 0.99)]      # that chain needs 6400 states: ~30 s
+               if (name, rho) != ("V100", 0.99)]      # that chain needs 6400 states
 
 
 @pytest.mark.parametrize("name,rho", CHAIN_CASES)

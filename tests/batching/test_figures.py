@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui import figures_batching as figs
+from pages.batching import figures as figs
 from ui.export import figure_csv, figure_frame, figure_html, report_html
 from ui.uploads import neutralise_cell, parse_profile_csv
 

@@ -1,6 +1,7 @@
-"""Fuzz tests of the GPU dynamic batching (engine.batching and its solvers, curves, answers, simulator): the contract of tests/fuzzing.py
-over every public function's declared domains; ``FUZZED`` maps each public name
-to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+"""Fuzz tests of the GPU dynamic batching (engine.batching: formulas, stationary,
+exact solvers, curves, answers, simulator): the contract of tests/fuzzing.py over
+every public function's declared domains; ``FUZZED`` maps each public name to the
+test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 
 
@@ -103,7 +104,7 @@ def check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable):
 EXACT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "beta": BETA, "c0": C0}
 
 
-# ~0.3 s per example: ten solver calls, each iterating ~5,000 times when a point has
+# Ten solver calls an example, each iterating ~5,000 times when a point has
 # ρ = 0.999 and λτ0 ≈ 0 (the series' slowest corner).
 @fuzz(240, POINTS)
 @given(valid(ALPHA), valid(TAU0), loads(), valid(BETA), valid(C0), st.data())
@@ -168,7 +169,7 @@ def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
 
 # ============================================================ engine.batching_curves
 
-# One case solves 3·n_points loads (a banded solve each for a finite b_max): ~0.2 s.
+# One case solves 3·n_points loads (a banded solve each for a finite b_max).
 @fuzz(60)
 @given(valid(ALPHA), valid(TAU0), st.one_of(st.none(), st.integers(1, 8)),
        st.one_of(st.none(), st.tuples(valid(BETA), valid(C0))), st.integers(2, 8),
@@ -260,7 +261,7 @@ def test_operating_point_costs_and_sweeps(lam, joules, gpu, kwh, p99, target, se
     raises_naming("target_ms", operating_point.max_rate_for_p99, bad_target, sweep_)
 
 
-# Three short simulations a case (~2 ms each), POINTS loads an example.
+# Three short simulations a case, POINTS loads an example.
 @fuzz(1000, POINTS)
 @given(valid(ALPHA, low=1e-4, high=100.0), valid(TAU0, high=100.0),
        st.one_of(st.none(), st.integers(1, 16)), loads(), st.integers(1, 200),
@@ -362,32 +363,147 @@ def test_simulate_batching(alpha, tau0, b_max, rho, n_jobs, warmup, delay, prefe
     rejects((sim.simulate_batching, sim.simulate_records), p, bad)
 
 
+# ============================================ engine.batching: energy, units, operating point
+
+from engine.batching import answers as b_answers, curves as b_curves, exact as b_exact  # noqa: E402
+from engine.batching import formulas as b_formulas, sim as b_sim, means as b_means  # noqa: E402
+
+UNIT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX}
+
+
+@FUZZ_VECTOR
+@given(valid(ALPHA), valid(TAU0), sweep(b_maxes()), loads(), valid(BETA), valid(C0), st.data())
+def test_batching_units_and_energy(alpha, tau0, b_max, rho, beta, c0, data):
+    """below_capacity, utilization_bound, efficiency_from_batch_size, the load units
+    (per_ms_to_per_s, per_s_to_per_ms, rate_from_load, load_in): round trips, ranges."""
+    cap = batching.capacity(alpha, tau0, b_max)
+    lam = at_load(rho, cap)
+    stable = b_formulas.below_capacity(lam, alpha, tau0, b_max)
+    assert np.array_equal(stable, lam < cap)              # away from the last-bit gap
+    bound = b_formulas.utilization_bound(lam, alpha, tau0)
+    assert np.all((bound >= 0) & (bound <= 1))
+    eb = 1.0 + rho * 100.0
+    eta = b_formulas.efficiency_from_batch_size(eb, beta, c0)
+    assert np.all(np.isfinite(eta) & (eta > 0) & (eta <= (1 / beta) * (1 + 1e-12)))
+    assert close(eta * (beta * eb + c0), eb, 1e-12) or not np.all(np.isfinite(eb))
+    finite = np.isfinite(lam)
+    per_s = b_formulas.per_ms_to_per_s(lam)
+    assert close(per_s, 1000.0 * lam, 1e-15)
+    assert close(b_formulas.per_s_to_per_ms(per_s[finite]), lam[finite], 1e-12)
+    for unit in b_formulas.LOAD_UNITS:
+        x = b_formulas.load_in(lam, alpha, unit)
+        assert close(b_formulas.rate_from_load(x[finite], alpha, unit), lam[finite], 1e-12)
+    assert close(b_formulas.load_in(lam, alpha, "rho"), lam * alpha, 1e-15)
+    b = np.arange(1, POINTS + 1)
+    assert close(b_formulas.throughput_per_s(b, alpha, tau0), 1000 * b / (alpha * b + tau0), 1e-12)
+    assert close(b_formulas.batch_energy(b, beta, c0), beta * b + c0, 1e-12)
+    raises_naming("b", b_formulas.throughput_per_s, [0.0], alpha, tau0)
+    raises_naming("b", b_formulas.batch_energy, [np.nan], beta, c0)
+    for f in (b_formulas.below_capacity, b_formulas.utilization_bound,
+              b_formulas.efficiency_from_batch_size, b_formulas.per_ms_to_per_s,
+              b_formulas.per_s_to_per_ms, b_formulas.rate_from_load, b_formulas.load_in,
+              b_formulas.throughput_per_s, b_formulas.batch_energy):
+        tally(f, POINTS)
+    params = dict(lam=lam, alpha=alpha, tau0=tau0, b_max=b_max[0])
+    p, bad = corrupt(data, params, UNIT_DOMAINS)
+    rejects((b_formulas.below_capacity, b_formulas.utilization_bound), p, bad)
+    p, bad = corrupt(data, dict(mean_batch_size=eb, beta=beta, c0=c0),
+                     {"mean_batch_size": b_formulas.MEAN_BATCH, "beta": BETA, "c0": C0})
+    rejects((b_formulas.efficiency_from_batch_size,), p, bad)
+    bad_rate = data.draw(invalid(b_formulas.RATE_PER_S), label="bad rate_per_s")
+    raises_naming("rate_per_s", b_formulas.per_s_to_per_ms, bad_rate)
+    raises_naming("unit", b_formulas.load_in, lam, alpha, "furlongs")
+    raises_naming("unit", b_formulas.rate_from_load, 0.5, alpha, "furlongs")
+    p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0), {"alpha": ALPHA, "tau0": TAU0})
+    raises_naming(bad, b_formulas.throughput_per_s, b, p["alpha"], p["tau0"])
+
+
+# One exact curve and three short simulations a case.
+@fuzz(40)
+@given(valid(ALPHA, low=1e-4, high=100.0), valid(TAU0, high=100.0),
+       st.one_of(st.none(), st.integers(1, 8)), st.integers(200, 2000), st.integers(0, 2 ** 32),
+       st.data())
+def test_batching_validation(alpha, tau0, b_max, n_jobs, seed, data):
+    """validation: φ above the exact mean (Theorem 2: gap ≥ 0), finite z-scores."""
+    v = b_answers.validation(alpha, tau0, b_max, n_jobs, seed)
+    assert_no_nan(v)
+    assert v.phi_gap >= -1e-9 and np.isfinite(v.phi_gap) and v.max_z >= 0
+    assert len(v.loads) == 3 and all(0 < x < batching.capacity(alpha, tau0, b_max) for x in v.loads)
+    tally(b_answers.validation)
+    p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0, b_max=b_max), UNIT_DOMAINS)
+    raises_naming(bad, b_answers.validation, p["alpha"], p["tau0"], p["b_max"], n_jobs, seed)
+
+
+# Two exact solves a case (a banded solve each for a finite b_max).
+@fuzz(320, POINTS)
+@given(valid(ALPHA), valid(TAU0), st.one_of(st.none(), st.integers(1, 8)), loads(),
+       st.one_of(st.none(), st.tuples(valid(BETA), valid(C0))), valid(b_answers.PRICE),
+       valid(b_answers.PRICE), st.data())
+def test_batching_operating_point_at(alpha, tau0, b_max, rho, energy, gpu, kwh, data):
+    """operating_point_at: the exact means of ``stationary``, η of eq 19, the cost of
+    cost_per_million; inf latency and cost exactly when unstable."""
+    beta, c0 = energy if energy else (None, None)
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    for x in at_load(rho, cap):
+        point = b_answers.operating_point_at(float(x), alpha, tau0, b_max, beta, c0, gpu, kwh)
+        assert_no_nan(point)
+        unstable = not x < cap
+        assert point.stable == (not unstable)
+        assert np.isinf(point.mean_latency_ms) == unstable
+        assert np.isinf(point.usd_per_million) == (unstable or (x == 0 and gpu > 0))
+        assert point.mean_latency == point.mean_latency_ms
+        st_ = batching.stationary(float(x), alpha, tau0, b_max)
+        assert point.mean_batch_size == st_.mean_batch_size
+        assert (point.energy_efficiency_per_j is None) == (beta is None)
+        if beta is not None:
+            assert close(point.energy_efficiency_per_j,
+                         batching.energy_efficiency(float(x), alpha, tau0, beta, c0, b_max), 1e-12)
+            assert close(point.joules_per_request * point.energy_efficiency_per_j, 1.0, 1e-12)
+        assert close(point.rate_per_s, 1000.0 * float(x), 1e-15)
+        tally(b_answers.operating_point_at)
+    p, bad = corrupt(data, dict(lam=0.5 * cap, alpha=alpha, tau0=tau0, b_max=b_max),
+                     UNIT_DOMAINS)
+    raises_naming("lam_per_ms" if bad == "lam" else bad, b_answers.operating_point_at,
+                  p["lam"], p["alpha"], p["tau0"], p["b_max"])
+
+
 # ============================================================ every public function has a case
 
 from tests.sla import test_fuzz as sla_fuzz  # a module: its tests are not collected twice
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
 # own to fuzz) names the test that builds and checks it and the function it comes from.
 FUZZED = {
-    batching: {
-        "capacity": test_batching_capacity, "DynamicBatching": test_batching_capacity,
+    b_formulas: {
+        "capacity": test_batching_capacity,
         "phi0": test_batching_closed_forms, "phi1": test_batching_closed_forms,
         "phi": test_batching_closed_forms,
         "energy_efficiency_bound": test_batching_closed_forms,
+        "below_capacity": test_batching_units_and_energy,
+        "utilization_bound": test_batching_units_and_energy,
+        "efficiency_from_batch_size": test_batching_units_and_energy,
+        "per_ms_to_per_s": test_batching_units_and_energy,
+        "per_s_to_per_ms": test_batching_units_and_energy,
+        "rate_from_load": test_batching_units_and_energy,
+        "load_in": test_batching_units_and_energy,
+        "throughput_per_s": test_batching_units_and_energy,
+        "batch_energy": test_batching_units_and_energy},
+    b_means: {
+        "DynamicBatching": test_batching_capacity,
         "stationary": test_batching_exact_unlimited,
         "Stationary": (test_batching_exact_unlimited, "stationary"),
         "mean_latency": test_batching_exact_unlimited, "mean_wait": test_batching_exact_unlimited,
         "mean_batch_size": test_batching_exact_unlimited,
         "utilization": test_batching_exact_unlimited,
         "energy_efficiency": test_batching_exact_unlimited},
-    batch_chain: {
+    b_exact: {
         "unlimited_idle_weight": test_batching_exact_unlimited,
         "unlimited_moments": test_batching_exact_unlimited,
         "limited_solution": test_batching_exact_capped,
         "LimitedSolution": (test_batching_exact_capped, "limited_solution")},
-    batching_curves: {
+    b_curves: {
         "load_curves": test_batching_curves, "b_max_family": test_batching_curves,
         "LoadCurves": (test_batching_curves, "load_curves")},
-    operating_point: {
+    b_answers: {
         "cost_per_million": test_operating_point_costs_and_sweeps,
         "rate_seed": test_operating_point_costs_and_sweeps,
         "sweep_from_results": test_operating_point_costs_and_sweeps,
@@ -398,8 +514,12 @@ FUZZED = {
         "simulate_rate": test_operating_point_simulated,
         "simulate_rates": test_operating_point_simulated,
         "sweep_queue_delay": test_operating_point_simulated,
-        "max_rate_for_mean_latency": sla_fuzz.test_gpu_operating_point},
-    sim: {
+        "max_rate_for_mean_latency": sla_fuzz.test_gpu_operating_point,
+        "operating_point_at": test_batching_operating_point_at,
+        "OperatingPoint": (test_batching_operating_point_at, "operating_point_at"),
+        "validation": test_batching_validation,
+        "Validation": (test_batching_validation, "validation")},
+    b_sim: {
         "simulate_batching": test_simulate_batching, "simulate_records": test_simulate_batching,
         "summarize": test_simulate_batching,
         "SimRecords": (test_simulate_batching, "simulate_records"),

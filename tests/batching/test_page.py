@@ -11,7 +11,7 @@ from engine import batching
 from engine.presets import batch_profiles
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGE = "pages/gpu_batching.py"
+PAGE = "pages/batching/page.py"
 
 
 def open_page(query: dict | None = None):
@@ -129,3 +129,16 @@ def test_pin_baseline_overlays_and_tabulates():
     fig = charts(at)[0]
     assert any(t.get("name") == "baseline (pinned)" for t in fig["data"])
     assert len(at.dataframe) >= 1
+
+
+def test_energy_chart_and_table_show_one_efficiency():
+    """The trade-off chart's operating point and the results table's energy efficiency
+    come from one engine function (they used to be two copies)."""
+    at = open_page({"view": "Utilisation & energy", "rho": "0.6"})
+    tradeoff = next(f for f in charts(at) if "trade-off" in f["layout"]["title"]["text"])
+    star = trace(tradeoff, "operating point")
+    assert f"{star['y'][0]:.3g} jobs/J" == metric(at, "Energy efficiency")
+    fit = batch_profiles()["v100_resnet50_mixed"].fit()
+    lam = 0.6 / fit.alpha_ms
+    eta = batching.energy_efficiency(lam, fit.alpha_ms, fit.tau0_ms, fit.beta_j, fit.c0_j)
+    assert star["y"][0] == pytest.approx(float(eta), rel=1e-12)

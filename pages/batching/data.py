@@ -1,11 +1,9 @@
-"""Cached engine calls of the GPU batching page (hashable arguments only)."""
+"""Memoised engine calls of the GPU batching page (hashable arguments only)."""
 from __future__ import annotations
 
-
 import numpy as np
-import streamlit as st
 
-from engine import batching, batching_curves, fit, operating_point
+from engine import batching, fit
 from engine.presets import batch_profiles
 from ui.budget import heavy, long_running
 from ui.memo import memo
@@ -14,6 +12,7 @@ from ui.memo import memo
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 B_FAMILY = (4, 8, 16, 32, 64, 128)
 SEED = 2021
+N_JOBS = 200_000
 SIM_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)   # of capacity
 
 
@@ -36,31 +35,32 @@ def profile_fit(batch_size: tuple, throughput: tuple, power: tuple | None) -> fi
 
 @memo(CACHE_SIZE)
 @long_running
-def curves(alpha, tau0, b_max, beta, c0) -> batching_curves.LoadCurves:
-    return batching_curves.load_curves(alpha, tau0, b_max, beta, c0)
+def curves(alpha, tau0, b_max, beta, c0) -> batching.LoadCurves:
+    return batching.load_curves(alpha, tau0, b_max, beta, c0)
 
 
 @memo(CACHE_SIZE)
 @long_running
 def family(alpha, tau0) -> list:
-    return batching_curves.b_max_family(alpha, tau0, B_FAMILY)
+    return batching.b_max_family(alpha, tau0, B_FAMILY)
 
 
 @memo(CACHE_SIZE)
-def point(lam, alpha, tau0, b_max) -> batching.Stationary:
-    return batching.stationary(lam, alpha, tau0, b_max)
+def operating_point(lam, alpha, tau0, b_max, beta, c0, gpu_usd_per_hour,
+                    usd_per_kwh) -> batching.OperatingPoint:
+    return batching.operating_point_at(lam, alpha, tau0, b_max, beta, c0, gpu_usd_per_hour,
+                                       usd_per_kwh)
 
 
 @memo(CACHE_SIZE)
 def max_rate_mean(target_ms, alpha, tau0, b_max) -> float:
-    return operating_point.max_rate_for_mean_latency(target_ms, alpha, tau0, b_max)
+    return batching.max_rate_for_mean_latency(target_ms, alpha, tau0, b_max)
 
 
 @memo(512)
 @heavy
 def _rate_point(lam, alpha, tau0, b_max, n_jobs, i):
-    return operating_point.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
-                                         operating_point.rate_seed(SEED, i))
+    return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs, batching.rate_seed(SEED, i))
 
 
 @memo(CACHE_SIZE)
@@ -75,22 +75,22 @@ def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
         results.append(_rate_point(x, alpha, tau0, b_max, n_jobs, i))
         if bar is not None:
             bar.progress((i + 1) / len(lam), "Simulating…")
-    return operating_point.sweep_from_results(lam, results)
+    return batching.sweep_from_results(lam, results)
 
 
 @memo(256)
 @heavy
-def p99_at(lam, alpha, tau0, b_max, n_jobs=200_000) -> float:
+def p99_at(lam, alpha, tau0, b_max, n_jobs=N_JOBS) -> float:
     """Simulated p99 latency (ms) at one load."""
-    return operating_point.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
-                                         operating_point.rate_seed(SEED, 99)).p99
+    return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
+                                  batching.rate_seed(SEED, 99)).p99
 
 
 @memo(256)
 @heavy
 def _delay_point(lam, alpha, tau0, b_max, preferred, delay, n_jobs):
-    return operating_point.sweep_queue_delay(lam, alpha, tau0, b_max, preferred, (delay,),
-                                             n_jobs=n_jobs, seed=SEED)
+    return batching.sweep_queue_delay(lam, alpha, tau0, b_max, preferred, (delay,),
+                                      n_jobs=n_jobs, seed=SEED)
 
 
 @memo(CACHE_SIZE)
@@ -101,18 +101,11 @@ def delay_sweep(lam, alpha, tau0, b_max, preferred, delays: tuple, n_jobs, bar=N
         parts.append(_delay_point(lam, alpha, tau0, b_max, preferred, d, n_jobs))
         if bar is not None:
             bar.progress((i + 1) / len(delays), "Simulating the Triton batcher…")
-    return operating_point.merge_delay_sweeps(parts)
+    return batching.merge_delay_sweeps(parts)
 
 
 @memo(CACHE_SIZE)
 @heavy
-def validation(alpha, tau0, b_max) -> dict:
-    """Largest relative gap φ − exact over the curve, and simulation-vs-exact z-scores."""
-    c = batching_curves.load_curves(alpha, tau0, None, n_points=100)
-    gap = float(np.max((c.phi - c.mean_latency) / c.mean_latency))
-    cap = float(batching.capacity(alpha, tau0, b_max))
-    loads = np.array([0.3, 0.6, 0.85]) * cap
-    sweep = operating_point.simulate_rates(loads, alpha, tau0, b_max, n_jobs=200_000, seed=7)
-    exact = batching.mean_latency(loads, alpha, tau0, b_max)
-    z = np.abs(sweep.mean_latency - exact) / sweep.ci95
-    return {"phi_gap": gap, "max_z": float(np.max(z)), "loads": loads.tolist()}
+def validation(alpha, tau0, b_max) -> batching.Validation:
+    """φ's largest gap above the exact mean and simulation-vs-exact z-scores."""
+    return batching.validation(alpha, tau0, b_max, n_jobs=N_JOBS, seed=7)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import batching_data as data
+from pages.batching import data
 from ui import share
 from ui.uploads import MAX_UPLOAD_BYTES, parse_profile_csv
 
@@ -22,6 +22,9 @@ _LAST = "_gpu_last_valid_profile"
 
 @dataclass(frozen=True)
 class Profile:
+    """A measured batch profile (part of the page's Scenario: its name, source and
+    values are the cache key, so two uploads under different names differ)."""
+
     name: str
     source: str
     batch_size: tuple
@@ -34,7 +37,7 @@ def _preset(pid: str) -> Profile:
     return Profile(name, source, b, thr, power)
 
 
-def _validated(cols: dict, source: str) -> Profile:
+def validated_profile(cols: dict, source: str) -> Profile:
     """Fit once to validate (raises ValueError with the reason): the fitted laws
     must lie in the model's domain (α > 0, τ0 ≥ 0; β > 0, c0 ≥ 0 with power)."""
     power = None if cols.get("power_w") is None else tuple(float(v) for v in cols["power_w"])
@@ -59,7 +62,7 @@ def _validated(cols: dict, source: str) -> Profile:
     return profile
 
 
-def _table_columns(frame: pd.DataFrame) -> dict:
+def table_columns(frame: pd.DataFrame) -> dict:
     frame = frame.dropna(how="all")
     power = frame["power_w"] if "power_w" in frame and frame["power_w"].notna().any() else None
     for col in ("batch_size", "throughput_per_s"):
@@ -105,13 +108,13 @@ def profile_input(preset_key: str) -> Profile:
                           placeholder="batch_size,throughput_per_s,power_w\n1,476,120\n2,880,109")
     try:
         if upload is not None:
-            profile = _validated(parse_profile_csv(upload.getvalue()), f"upload {upload.name}")
+            profile = validated_profile(parse_profile_csv(upload.getvalue()), f"upload {upload.name}")
         elif pasted.strip():
-            profile = _validated(parse_profile_csv(pasted), "pasted table")
+            profile = validated_profile(parse_profile_csv(pasted), "pasted table")
         else:
             edited = st.data_editor(seed, num_rows="dynamic", key="gpu_profile_table",
                                     width="stretch")
-            profile = _validated(_table_columns(edited), "edited table")
+            profile = validated_profile(table_columns(edited), "edited table")
     except ValueError as err:
         st.error(f"Profile not used: {err}", icon=":material/error:")
         st.info(f"Still showing the last valid profile: {fallback.name}.")

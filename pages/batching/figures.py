@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from engine import batching as model
+
 from ui.plotting import (COLORS, add_overlays, baseline_trace, finite, fit_log_range, hline,
                          line_label, new_figure, shade_unstable, unstable_overlay, vline)
 
@@ -29,7 +31,7 @@ def throughput_fit_figure(batch_size, throughput_per_s, alpha_ms, tau0_ms, r2) -
     fig = new_figure("Throughput vs batch size (fit: eq 26)", "batch size b", "throughput (jobs/s)")
     b = np.unique(np.round(np.geomspace(1, max(batch_size) * 1.5, 120)))
     fig.add_traces([
-        _line(b, 1000 * b / (alpha_ms * b + tau0_ms),
+        _line(b, model.throughput_per_s(b, alpha_ms, tau0_ms),
               f"fit α={alpha_ms:.4g} ms, τ0={tau0_ms:.4g} ms (R²={r2:.5f})", COLORS["exact"]),
         dict(type="scatter", x=list(batch_size), y=list(throughput_per_s), mode="markers",
              name="measured", marker=dict(size=9, color=COLORS["sim"]))])
@@ -42,7 +44,8 @@ def energy_fit_figure(batch_size, energy_j, beta_j, c0_j, r2) -> go.Figure:
     fig = new_figure("Energy per batch (fit: eq 17)", "batch size b", "energy per batch (J)")
     b = np.linspace(0, max(batch_size) * 1.05, 50)
     fig.add_traces([
-        _line(b, beta_j * b + c0_j, f"fit β={beta_j:.4g} J, c0={c0_j:.4g} J (R²={r2:.5f})",
+        _line(b, model.batch_energy(b, beta_j, c0_j),
+              f"fit β={beta_j:.4g} J, c0={c0_j:.4g} J (R²={r2:.5f})",
               COLORS["exact"]),
         dict(type="scatter", x=list(batch_size), y=list(energy_j), mode="markers",
              name="measured", marker=dict(size=9, color=COLORS["sim"]))])

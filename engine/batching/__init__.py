@@ -1,0 +1,53 @@
+"""GPU inference server with dynamic batching (Inoue 2021): the model's public names.
+
+Poisson arrivals of rate λ; whenever the server is free and jobs wait, all of them
+(at most ``b_max``) start as one batch of deterministic time τ[b] = αb + τ0 (eq 25).
+Times in any one unit (the presets use ms, so λ is per ms).
+
+* ``formulas``    capacity, bounds φ0/φ1/φ, energy efficiency and its bound, load units
+* ``exact``       the exact chain solvers (series for b_max = ∞, departure chain otherwise)
+* ``means``       exact E[W], E[B], utilisation, η; the ``DynamicBatching`` object
+* ``curves``      everything over a load grid, for plots and reports
+* ``answers``     SLA answers, the operating point, cost, simulated sweeps, Triton delays
+* ``sim``         the discrete-event simulator (greedy and Triton-style batchers)
+
+The model, its derivations and the paper's errata: docs/models/batching.md.
+
+>>> lam = 0.5 / 0.1438                      # ρ = 0.5 on the V100 profile (per ms)
+>>> bool(mean_latency(lam, 0.1438, 1.8874) < phi(lam, 0.1438, 1.8874))   # Theorem 2
+True
+>>> float(capacity(1.0, 2.0, 2))
+0.5
+"""
+from . import exact
+from . import exact as batch_chain  # the old name: engine.batching.batch_chain
+from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
+                      cost_per_million, max_rate_for_mean_latency, max_rate_for_p99,
+                      merge_delay_sweeps, operating_point_at, rate_seed, simulate_rate,
+                      simulate_rates, sweep_from_results, sweep_queue_delay, validation)
+from .curves import MAX_FRACTION, N_POINTS, LoadCurves, b_max_family, load_curves
+from .exact import LimitedSolution, limited_solution, unlimited_idle_weight, unlimited_moments
+from .formulas import (LOAD_UNITS, MEAN_BATCH, RATE_PER_S, RHO, batch_energy, below_capacity,
+                       capacity, efficiency_from_batch_size, energy_efficiency_bound, load_in,
+                       per_ms_to_per_s, per_s_to_per_ms, phi, phi0, phi1, rate_from_load,
+                       throughput_per_s, utilization_bound)
+from .means import (DynamicBatching, Stationary, energy_efficiency, mean_batch_size, mean_latency,
+                    mean_wait, stationary, utilization)
+from .sim import BatchingSimResult, SimRecords, simulate_batching, simulate_records, summarize
+
+__all__ = [
+    "exact", "batch_chain",
+    "capacity", "below_capacity", "phi0", "phi1", "phi", "efficiency_from_batch_size",
+    "energy_efficiency_bound", "utilization_bound", "per_ms_to_per_s", "per_s_to_per_ms",
+    "rate_from_load", "load_in", "throughput_per_s", "batch_energy", "LOAD_UNITS", "MEAN_BATCH",
+    "RATE_PER_S", "RHO",
+    "Stationary", "stationary", "mean_latency", "mean_wait", "mean_batch_size", "utilization",
+    "energy_efficiency", "DynamicBatching",
+    "LimitedSolution", "limited_solution", "unlimited_idle_weight", "unlimited_moments",
+    "LoadCurves", "load_curves", "b_max_family", "N_POINTS", "MAX_FRACTION",
+    "TARGET", "PRICE", "ENERGY", "RateSweep", "DelaySweep", "OperatingPoint",
+    "max_rate_for_mean_latency", "max_rate_for_p99", "rate_seed", "simulate_rate",
+    "simulate_rates", "sweep_from_results", "sweep_queue_delay", "merge_delay_sweeps",
+    "cost_per_million", "operating_point_at", "Validation", "validation",
+    "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
+]

@@ -1,0 +1,255 @@
+"""Answers at an operating point of a batching GPU server.
+
+The largest load that meets a latency SLA (on the mean, exactly; on p99, by
+simulation), everything at one load (latency, batch size, energy and dollar cost
+per request: ``operating_point_at``), and which Triton max-queue-delay minimises
+p99.  Times in ms and rates per ms, as with the presets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .curves import load_curves
+from .formulas import capacity, efficiency_from_batch_size, load_in, per_ms_to_per_s
+from .sim import simulate_batching
+from .means import mean_latency, stationary
+from ..core.domains import ALPHA, DELAY, LAM, TAU0, Domain, check_b_max
+
+TARGET = Domain("target_ms", "ms", low=0.0, low_open=True, typical=(1.0, 200.0),
+                description="latency SLA")
+PRICE = Domain("price", "$", low=0.0, typical=(0.0, 10.0), description="a price")
+ENERGY = Domain("joules_per_request", "J", low=0.0, typical=(0.0, 10.0),
+                description="energy one request takes")
+
+
+def max_rate_for_mean_latency(target_ms, alpha, tau0, b_max=None) -> float:
+    """Largest λ (per ms) with exact E[W] ≤ target: root of E[W](λ) = target.
+
+    E[W] increases in λ (tested), from α + τ0 at λ = 0 to ∞ at capacity; 0 if
+    even a lone job misses the target (α + τ0 > target).
+    """
+    target = float(TARGET.check(target_ms))
+    alpha, tau0 = float(ALPHA.check(alpha)), float(TAU0.check(tau0))
+    b = check_b_max(b_max)
+    b_max = None if np.isinf(b) else int(b)
+    if mean_latency(0.0, alpha, tau0, b_max) > target:
+        return 0.0
+    cap = float(capacity(alpha, tau0, b_max))
+
+    def gap(x):
+        return float(mean_latency(x, alpha, tau0, b_max)) - target
+
+    # Bracket by approaching capacity geometrically (1 − 2^-k): E[W] blows up there.
+    lo, hi = 0.0, None
+    for k in range(1, 21):
+        x = cap * (1.0 - 2.0 ** -k)
+        if gap(x) > 0:
+            hi = x
+            break
+        lo = x
+    if hi is None:              # meets the target within 1e-6 of capacity
+        return lo
+    return brentq(gap, lo, hi, xtol=1e-12 * cap, rtol=1e-10)
+
+
+@dataclass(frozen=True)
+class RateSweep:
+    """Simulated statistics over a grid of arrival rates (per ms)."""
+
+    lam: np.ndarray
+    mean_latency: np.ndarray
+    ci95: np.ndarray
+    p50: np.ndarray
+    p95: np.ndarray
+    p99: np.ndarray
+    mean_batch_size: np.ndarray
+    ci_reliable: np.ndarray
+
+
+def rate_seed(seed, i: int) -> np.random.SeedSequence:
+    """The independent stream of grid point ``i`` of a sweep started from ``seed``."""
+    return np.random.SeedSequence(seed, spawn_key=(i,))
+
+
+def simulate_rate(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=None, **policy):
+    """One point of a sweep: the simulation summary, or None when λ is unstable (or 0)."""
+    lam = float(LAM.check(lam))
+    cap = float(capacity(alpha, tau0, b_max))     # checks them at λ = 0 too
+    if not 0.0 < lam < cap:
+        return None
+    return simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed, **policy)
+
+
+def sweep_from_results(lam, results) -> RateSweep:
+    """Collect per-point simulation summaries (None = unstable) into a ``RateSweep``."""
+    lam = np.asarray(lam, dtype=float)
+    fields = ("mean_latency", "ci95", "p50", "p95", "p99", "mean_batch_size")
+    cols = {k: np.array([np.inf if r is None else getattr(r, k) for r in results]) for k in fields}
+    reliable = np.array([r is not None and r.ci_reliable for r in results])
+    return RateSweep(lam=lam, ci_reliable=reliable, **cols)
+
+
+def simulate_rates(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=0,
+                   progress: Callable[[float], None] | None = None, **policy) -> RateSweep:
+    """Simulate each rate in ``lam`` (point i uses the stream ``rate_seed(seed, i)``).
+
+    ``policy``: ``max_queue_delay``/``preferred_batch_size`` as in
+    ``engine.batching.sim.simulate_batching``.  ``progress(fraction)`` is called after
+    each point.  Unstable rates give ``inf`` statistics without simulating.
+    """
+    lam = np.atleast_1d(np.asarray(lam, dtype=float))
+    results = []
+    for i, x in enumerate(lam):
+        results.append(simulate_rate(float(x), alpha, tau0, b_max, n_jobs, rate_seed(seed, i),
+                                     **policy))
+        if progress is not None:
+            progress((i + 1) / lam.size)
+    return sweep_from_results(lam, results)
+
+
+def max_rate_for_p99(target_ms, sweep: RateSweep) -> float:
+    """Largest simulated rate whose p99 ≤ target, interpolated linearly between the
+    last passing and first failing grid point (p99 is an estimate: see its sweep)."""
+    target = float(TARGET.check(target_ms))
+    ok = sweep.p99 <= target
+    if not ok[0]:
+        return 0.0
+    fail = np.flatnonzero(~ok)
+    if fail.size == 0:
+        return float(sweep.lam[-1])
+    j = fail[0]
+    x0, x1, y0, y1 = sweep.lam[j - 1], sweep.lam[j], sweep.p99[j - 1], sweep.p99[j]
+    if not np.isfinite(y1):
+        return float(x0)
+    return float(x0 + (target - y0) * (x1 - x0) / (y1 - y0))
+
+
+@dataclass(frozen=True)
+class DelaySweep:
+    """Triton batcher: simulated latency over a grid of max queue delays (ms)."""
+
+    delay_ms: np.ndarray
+    mean_latency: np.ndarray
+    p99: np.ndarray
+    mean_batch_size: np.ndarray
+    best_delay_ms: float          # the delay with the smallest p99
+    greedy_p99: float             # the paper's greedy policy (delay 0)
+
+
+def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
+                      n_jobs=200_000, seed=0,
+                      progress: Callable[[float], None] | None = None) -> DelaySweep:
+    """p99 and mean latency of the Triton-style batcher for each max queue delay.
+
+    All delays replay the same arrivals (one seed), so differences are due to the
+    policy, not to sampling noise.
+    """
+    delays = np.atleast_1d(DELAY.check(delays_ms, "delays_ms"))
+    out = np.empty((3, delays.size))
+    for i, d in enumerate(delays):
+        r = simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
+                                  max_queue_delay=d, preferred_batch_size=preferred_batch_size)
+        out[:, i] = r.mean_latency, r.p99, r.mean_batch_size
+        if progress is not None:
+            progress((i + 1) / delays.size)
+    greedy = out[1, 0] if delays[0] == 0 else simulate_batching(
+        lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed).p99
+    return DelaySweep(delays, out[0], out[1], out[2], float(delays[np.argmin(out[1])]),
+                      float(greedy))
+
+
+def merge_delay_sweeps(parts) -> DelaySweep:
+    """Join single-delay sweeps (same load and seed) into one, best delay recomputed."""
+    delay = np.concatenate([p.delay_ms for p in parts])
+    p99 = np.concatenate([p.p99 for p in parts])
+    return DelaySweep(delay, np.concatenate([p.mean_latency for p in parts]), p99,
+                      np.concatenate([p.mean_batch_size for p in parts]),
+                      float(delay[np.argmin(p99)]), parts[0].greedy_p99)
+
+
+def cost_per_million(lam_per_ms, joules_per_request, gpu_usd_per_hour=0.0,
+                     usd_per_kwh=0.0):
+    """$ per million requests: the GPU's hourly price spread over the requests it
+    serves at this load, plus the electricity of each request (J → kWh)."""
+    lam = LAM.check(lam_per_ms, "lam_per_ms")
+    joules = ENERGY.check(joules_per_request)
+    gpu = float(PRICE.check(gpu_usd_per_hour, "gpu_usd_per_hour"))
+    power = float(PRICE.check(usd_per_kwh, "usd_per_kwh"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # a free GPU adds nothing at any load (not 0/0 at λ = 0)
+        gpu_share = np.where(gpu > 0, gpu / 3600.0 / (lam * 1000.0), 0.0)
+    return ((gpu_share + joules / 3.6e6 * power) * 1e6)[()]
+
+
+@dataclass(frozen=True)
+class Validation:
+    """How far φ lies above the exact E[W], and how simulation agrees with it."""
+
+    phi_gap: float               # largest relative gap (φ − E[W])/E[W] over the loads (b_max = ∞)
+    max_z: float                 # largest |simulated − exact| mean, in CI half-widths
+    loads: tuple                 # simulated rates (per ms)
+
+
+def validation(alpha, tau0, b_max=None, n_jobs=200_000, seed=7,
+               fractions=(0.3, 0.6, 0.85)) -> Validation:
+    """φ against the exact mean on 100 loads up to 99% of 1/α (Theorem 2 bounds it), and
+    the exact mean against simulation at ``fractions`` of the capacity."""
+    c = load_curves(alpha, tau0, None, n_points=100, max_fraction=0.99)
+    gap = float(np.max((c.phi - c.mean_latency) / c.mean_latency))
+    loads = np.asarray(fractions, dtype=float) * float(capacity(alpha, tau0, b_max))
+    sweep = simulate_rates(loads, alpha, tau0, b_max, n_jobs=n_jobs, seed=seed)
+    exact_mean = mean_latency(loads, alpha, tau0, b_max)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(sweep.mean_latency - exact_mean) / sweep.ci95
+    return Validation(gap, float(np.max(np.where(np.isnan(z), 0.0, z))), tuple(loads.tolist()))
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Everything at one load: exact means, energy and cost per request (ms, per ms, J, $)."""
+
+    lam_per_ms: float
+    rate_per_s: float
+    rho: float                            # normalised load λα
+    capacity_per_ms: float
+    capacity_per_s: float
+    stable: bool
+    mean_latency_ms: float                # exact E[W]; inf when unstable
+    mean_wait_ms: float
+    mean_batch_size: float
+    utilization: float
+    energy_efficiency_per_j: float | None  # η (eq 19) in jobs/J; None without energy data
+    joules_per_request: float | None       # 1/η
+    usd_per_million: float                 # GPU time + electricity; inf when unstable
+
+    @property
+    def mean_latency(self) -> float:
+        return self.mean_latency_ms
+
+
+def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c0_j=None,
+                       gpu_usd_per_hour=0.0, usd_per_kwh=0.0) -> OperatingPoint:
+    """The dynamic-batching server at one load λ (per ms): exact E[W], E[B] and utilisation
+    (``stationary``), η = 1/(β + c0/E[B]) (eq 19) when β and c0 (J) are given, and the
+    ``cost_per_million`` of a request at that load."""
+    lam = float(LAM.check(lam_per_ms, "lam_per_ms"))
+    st = stationary(lam, alpha_ms, tau0_ms, b_max)
+    cap = float(capacity(alpha_ms, tau0_ms, b_max))
+    stable = bool(np.isfinite(st.mean_latency))
+    eta = joules = None
+    if beta_j is not None and c0_j is not None:
+        eta = float(efficiency_from_batch_size(st.mean_batch_size, beta_j, c0_j))
+        joules = 1.0 / eta
+    usd = float(cost_per_million(lam, joules or 0.0, gpu_usd_per_hour, usd_per_kwh))
+    return OperatingPoint(
+        lam_per_ms=lam, rate_per_s=float(per_ms_to_per_s(lam)),
+        rho=float(load_in(lam, alpha_ms, "rho")), capacity_per_ms=cap,
+        capacity_per_s=float(per_ms_to_per_s(cap)), stable=stable,
+        mean_latency_ms=float(st.mean_latency), mean_wait_ms=float(st.mean_wait),
+        mean_batch_size=float(st.mean_batch_size), utilization=float(st.utilization),
+        energy_efficiency_per_j=eta, joules_per_request=joules,
+        usd_per_million=usd if stable else float("inf"))

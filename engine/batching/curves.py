@@ -1,0 +1,81 @@
+"""Curves of the dynamic-batching model over a load grid, for plots and reports.
+
+One call computes everything a view needs at once (exact values, bounds, energy),
+vectorised over the grid.  Loads are fractions of the capacity, so a curve can
+approach saturation without crossing it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .formulas import (capacity, efficiency_from_batch_size, energy_efficiency_bound, phi0,
+                       phi1, utilization_bound)
+from .means import mean_latency, stationary
+from ..core.domains import BETA, C0, Domain, check_b_max
+
+N_POINTS = Domain("n_points", "loads", low=1.0, integer=True, typical=(20, 200),
+                  description="number of loads on a curve")
+MAX_FRACTION = Domain("max_fraction", "of capacity", low=0.0, high=1.0, low_open=True,
+                      high_open=True, typical=(0.9, 0.99),
+                      description="highest load of a curve, as a fraction of the capacity")
+
+
+@dataclass(frozen=True)
+class LoadCurves:
+    """Exact values and bounds on a grid of arrival rates ``lam`` (per ms)."""
+
+    lam: np.ndarray
+    capacity: float               # largest stable λ (per ms)
+    mean_latency: np.ndarray      # exact E[W] (ms)
+    mean_wait: np.ndarray
+    mean_batch_size: np.ndarray
+    utilization: np.ndarray
+    utilization_bound: np.ndarray  # min(1, λ(α + τ0)), Lemma 5
+    phi0: np.ndarray
+    phi1: np.ndarray
+    phi: np.ndarray
+    energy_efficiency: np.ndarray | None        # jobs/J (eq 19)
+    energy_efficiency_bound: np.ndarray | None  # eq 40
+
+
+def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
+                max_fraction=None) -> LoadCurves:
+    """Everything on ``n_points`` loads from 0.5% to ``max_fraction`` of capacity.
+
+    Defaults: 200 points to 99% for b_max = ∞ (one vectorised series), 100 points
+    to 97% for a finite b_max (one banded solve per point).  Energy needs β and c0.
+    """
+    finite = bool(np.isfinite(check_b_max(b_max)))
+    n_points = int(N_POINTS.check((100 if finite else 200) if n_points is None else n_points))
+    max_fraction = float(MAX_FRACTION.check(
+        (0.97 if finite else 0.99) if max_fraction is None else max_fraction))
+    energy = beta is not None and c0 is not None
+    if energy:
+        beta, c0 = float(BETA.check(beta)), float(C0.check(c0))
+    cap = float(capacity(alpha, tau0, b_max))
+    lam = cap * np.linspace(0.005, max_fraction, n_points)
+    st = stationary(lam, alpha, tau0, b_max)
+    low, high = phi0(lam, alpha, tau0), phi1(lam, alpha, tau0)
+    return LoadCurves(
+        lam=lam, capacity=cap, mean_latency=st.mean_latency, mean_wait=st.mean_wait,
+        mean_batch_size=st.mean_batch_size, utilization=st.utilization,
+        utilization_bound=utilization_bound(lam, alpha, tau0), phi0=low, phi1=high,
+        phi=np.minimum(low, high),
+        energy_efficiency=efficiency_from_batch_size(st.mean_batch_size, beta, c0)
+        if energy else None,
+        energy_efficiency_bound=energy_efficiency_bound(lam, alpha, tau0, beta, c0)
+        if energy else None)
+
+
+def b_max_family(alpha, tau0, b_values, n_points=60, max_fraction=0.99):
+    """[(b_max, λ grid, exact E[W])] for each finite b_max, up to its own capacity."""
+    n_points = int(N_POINTS.check(n_points))
+    max_fraction = float(MAX_FRACTION.check(max_fraction))
+    out = []
+    for b in b_values:
+        cap = float(capacity(alpha, tau0, int(b)))
+        lam = cap * np.linspace(0.01, max_fraction, n_points)
+        out.append((int(b), lam, mean_latency(lam, alpha, tau0, int(b))))
+    return out

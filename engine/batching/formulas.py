@@ -1,0 +1,150 @@
+"""Closed forms of the dynamic-batching model (Inoue 2021): capacity, the bounds φ0, φ1, φ
+of the mean latency, energy efficiency and its bound, and the load-unit conversions.
+
+Every function broadcasts like a numpy ufunc; an argument outside its domain raises
+``ValueError`` naming it.  Derivations and the paper's errata: docs/models/batching.md.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.domains import ALPHA, BETA, C0, LAM, TAU0, Domain, check_b_max
+
+MEAN_BATCH = Domain("mean_batch_size", "jobs", low=0.0, low_open=True, allow_inf=True,
+                    typical=(1.0, 256.0),
+                    description="mean batch size E[B]")
+RHO = Domain("rho", "", low=0.0, allow_inf=True, typical=(0.0, 1.0),
+             description="normalised load ρ = λα")
+RATE_PER_S = Domain("rate_per_s", "requests per s", low=0.0, allow_inf=True,
+                    typical=(1.0, 10_000.0), description="arrival rate in requests per second")
+LOAD_UNITS = ("rho", "per_s")
+
+
+def capacity(alpha, tau0, b_max=None):
+    """Largest stable arrival rate: 1/α for b_max = ∞, else μ[b_max] = b/(αb + τ0) (eqs 26-27)."""
+    alpha = ALPHA.check(alpha)
+    tau0 = TAU0.check(tau0)
+    b = check_b_max(b_max)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        finite = b / (alpha * b + tau0)
+    return np.where(np.isinf(b), 1.0 / alpha, finite)[()]
+
+
+def below_capacity(lam, alpha, tau0=0.0, b_max=None):
+    """True where λ is a stable load: λ < ``capacity`` and the chain's own λτ[b] < b.
+
+    The two tests differ only in the last bit (1/α·α can round below 1); both must
+    hold so that λ equal to the capacity is unstable, never a huge finite mean.
+    """
+    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    return _below_capacity(lam, alpha, tau0, check_b_max(b_max))
+
+
+def _below_capacity(lam, alpha, tau0=0.0, b=np.inf):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.isinf(b), (lam * alpha < 1.0) & (lam < 1.0 / alpha),
+                        (lam * (alpha * b + tau0) < b) & (lam < b / (alpha * b + tau0)))
+
+
+def phi0(lam, alpha, tau0):
+    """Upper bound φ0 of E[W] (Inoue 2021, eq 41), tight at light load; ``inf`` for λα ≥ 1."""
+    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    rho = lam * alpha
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        val = (alpha + tau0) / (2.0 * (1.0 - rho)) * (
+            1.0 + 2.0 * lam * tau0 + (1.0 - lam * tau0) / (1.0 + rho))
+    return np.where(_below_capacity(lam, alpha), val, np.inf)[()]
+
+
+def phi1(lam, alpha, tau0):
+    """Upper bound φ1 of E[W] (Inoue 2021, eq 42), tight at heavy load; ``inf`` for λα ≥ 1."""
+    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    rho = lam * alpha
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        val = 1.5 * tau0 / (1.0 - rho) + 0.5 * alpha * (rho + 2.0) / (1.0 - rho * rho)
+    return np.where(_below_capacity(lam, alpha), val, np.inf)[()]
+
+
+def phi(lam, alpha, tau0):
+    """φ = min(φ0, φ1), the closed-form upper bound of E[W] for b_max = ∞ (eq 43).
+
+    φ0 ≤ φ1 exactly when λ ≤ 1/(α + τ0) (Theorem 2).
+    """
+    return np.minimum(phi0(lam, alpha, tau0), phi1(lam, alpha, tau0))
+
+
+def efficiency_from_batch_size(mean_batch_size, beta, c0):
+    """Energy efficiency η = 1/(β + c0/E[B]) in jobs per energy unit (eq 19).
+
+    The one formula of η: the exact value (E[B] exact), the curves and the pages
+    all use it.  E[B] = inf (beyond capacity) gives the saturated 1/β.
+    """
+    eb = MEAN_BATCH.check(mean_batch_size)
+    beta, c0 = BETA.check(beta), C0.check(c0)
+    return (1.0 / (beta + c0 / eb))[()]
+
+
+def energy_efficiency_bound(lam, alpha, tau0, beta, c0):
+    """Lower bound of η (eq 40), jobs per energy unit: η at E[B] ≥ max(1, λτ0/(1 − λα)).
+
+    Remark 5; beyond capacity E[B] → ∞ and the bound is 1/β.
+    """
+    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    rho = lam * alpha
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        eb_low = np.where(_below_capacity(lam, alpha),
+                          np.maximum(1.0, lam * tau0 / (1.0 - rho)), np.inf)
+    return efficiency_from_batch_size(eb_low, beta, c0)
+
+
+def utilization_bound(lam, alpha, tau0):
+    """Upper bound of the utilisation 1 − π0: min(1, λ(α + τ0)) (Lemma 5)."""
+    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    return np.minimum(1.0, lam * (alpha + tau0))[()]
+
+
+def throughput_per_s(b, alpha_ms, tau0_ms):
+    """Throughput μ[b] = b/τ[b] of batches of b jobs in jobs per second (eq 26), τ in ms."""
+    b = np.asarray(b, dtype=float)
+    if np.any(~np.isfinite(b) | (b <= 0)):
+        raise ValueError("b must hold finite batch sizes > 0")
+    alpha, tau0 = ALPHA.check(alpha_ms, "alpha_ms"), TAU0.check(tau0_ms, "tau0_ms")
+    return (1000.0 * b / (alpha * b + tau0))[()]
+
+
+def batch_energy(b, beta, c0):
+    """Energy of one batch of b jobs, c[b] = βb + c0 (eq 17), in the unit of β and c0."""
+    b = np.asarray(b, dtype=float)
+    if np.any(~np.isfinite(b) | (b < 0)):
+        raise ValueError("b must hold finite batch sizes >= 0")
+    return (BETA.check(beta) * b + C0.check(c0))[()]
+
+
+def per_ms_to_per_s(rate_per_ms):
+    """A rate per ms (the presets' unit) in per s."""
+    return (LAM.check(rate_per_ms, "rate_per_ms") * 1000.0)[()]
+
+
+def per_s_to_per_ms(rate_per_s):
+    """A rate per s in per ms (the presets' unit)."""
+    return (RATE_PER_S.check(rate_per_s) / 1000.0)[()]
+
+
+def rate_from_load(load, alpha_ms, unit: str):
+    """Arrival rate λ per ms of a load given as ``unit``: "rho" the normalised load ρ = λα
+    (eq 27, so λ = ρ/α), "per_s" requests per second.  Inverse of ``load_in``."""
+    if unit not in LOAD_UNITS:
+        raise ValueError(f"unit must be one of {LOAD_UNITS}, got {unit!r}")
+    if unit == "rho":
+        return (RHO.check(load, "load") / ALPHA.check(alpha_ms, "alpha_ms"))[()]
+    return per_s_to_per_ms(RATE_PER_S.check(load, "load"))
+
+
+def load_in(lam_per_ms, alpha_ms, unit: str):
+    """λ (per ms) expressed as ``unit``: "rho" the normalised load λα, "per_s" requests/s."""
+    if unit not in LOAD_UNITS:
+        raise ValueError(f"unit must be one of {LOAD_UNITS}, got {unit!r}")
+    lam = LAM.check(lam_per_ms, "lam_per_ms")
+    if unit == "rho":
+        return (lam * ALPHA.check(alpha_ms, "alpha_ms"))[()]
+    return per_ms_to_per_s(lam)

@@ -1,0 +1,144 @@
+"""Exact stationary means of the dynamic-batching queue (Inoue 2021): E[W], E[Ĥ], E[B],
+utilisation and energy efficiency, and the frozen ``DynamicBatching`` model object.
+
+Every function broadcasts like a numpy ufunc.  A load at or beyond capacity gives
+``inf`` for the means; batch size, utilisation and η take their saturated limits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from . import exact
+from .formulas import below_capacity, capacity, efficiency_from_batch_size, phi
+from ..core.domains import ALPHA, LAM, TAU0, check_b_max
+
+
+@dataclass(frozen=True)
+class Stationary:
+    """Exact stationary means (arrays of the broadcast shape), times in the input unit."""
+
+    mean_latency: np.ndarray       # E[W], waiting + processing (eq 15)
+    mean_processing: np.ndarray    # E[Ĥ], processing time of a job's batch (eq 30)
+    mean_batch_size: np.ndarray    # E[B] over batches (eq 31)
+    utilization: np.ndarray        # 1 − π0 (eq 38)
+
+    @property
+    def mean_wait(self) -> np.ndarray:
+        """Mean time a job waits before its batch starts (Remark 1); inf when unstable."""
+        latency = np.asarray(self.mean_latency)
+        with np.errstate(invalid="ignore"):
+            wait = latency - self.mean_processing
+        return np.where(np.isinf(latency), np.inf, wait)[()]
+
+
+def stationary(lam, alpha, tau0, b_max=None) -> Stationary:
+    """Exact E[W], E[Ĥ], E[B] and utilisation, broadcast over all arguments.
+
+    b_max = None (or inf): the generating-function series (``exact.unlimited_moments``),
+    vectorised; a finite b_max: one departure-chain solve per point.  Unstable
+    points give E[W] = inf, E[B] = b_max, utilisation 1.
+    """
+    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    b = check_b_max(b_max)
+    lam, alpha, tau0, b = np.broadcast_arrays(lam, alpha, tau0, b)
+    shape = lam.shape
+    lam, alpha, tau0, b = (x.ravel() for x in (lam, alpha, tau0, b))
+    latency = np.full(lam.shape, np.inf)
+    processing = np.full(lam.shape, np.inf)
+    batch = b.copy()
+    util = np.ones(lam.shape)
+
+    unlimited = np.isinf(b)
+    stable = below_capacity(lam, alpha, tau0, b) & np.isfinite(lam)
+    sel = unlimited & stable
+    if sel.any():
+        la, al, t0 = lam[sel], alpha[sel], tau0[sel]
+        p, eb, eb2 = exact.unlimited_moments(la, al, t0)
+        rho = la * al
+        # eq 35 written via eq 37, which avoids dividing by λ:
+        # E[W] = α + τ0 + (1 + 2ρ) λ (2ατ0 + α² + τ0²/E[B]) / (2(1 − ρ²)).
+        latency[sel] = al + t0 + (1.0 + 2.0 * rho) * la * (
+            2.0 * al * t0 + al * al + t0 * t0 / eb) / (2.0 * (1.0 - rho * rho))
+        processing[sel] = al * eb2 / eb + t0                       # eq 30
+        batch[sel] = eb
+        util[sel] = rho + la * t0 / eb                             # eq 38
+    for i in np.flatnonzero(~unlimited & stable):
+        size = int(b[i])
+        tau = alpha[i] * np.arange(1, size + 1) + tau0[i]
+        sol = _limited(float(lam[i]), tuple(tau))
+        latency[i], processing[i] = sol.mean_latency, sol.mean_processing
+        batch[i], util[i] = sol.mean_batch_size, sol.utilization
+    return Stationary(*(x.reshape(shape)[()] for x in (latency, processing, batch, util)))
+
+
+@lru_cache(maxsize=4096)
+def _limited(lam: float, tau: tuple) -> exact.LimitedSolution:
+    return exact.limited_solution(lam, np.asarray(tau))
+
+
+def mean_latency(lam, alpha, tau0, b_max=None):
+    """Exact mean latency E[W] (waiting + processing), eqs 15 and 35; ``inf`` at capacity."""
+    return stationary(lam, alpha, tau0, b_max).mean_latency
+
+
+def mean_wait(lam, alpha, tau0, b_max=None):
+    """Exact mean wait before a job's batch starts: E[W] − E[Ĥ] (Remark 1)."""
+    return stationary(lam, alpha, tau0, b_max).mean_wait
+
+
+def mean_batch_size(lam, alpha, tau0, b_max=None):
+    """Exact mean batch size E[B] (eq 31 for b_max = ∞); b_max (or inf) beyond capacity."""
+    return stationary(lam, alpha, tau0, b_max).mean_batch_size
+
+
+def utilization(lam, alpha, tau0, b_max=None):
+    """Exact server utilisation 1 − π0 (eq 38); 1 beyond capacity (bound: Lemma 5)."""
+    return stationary(lam, alpha, tau0, b_max).utilization
+
+
+def energy_efficiency(lam, alpha, tau0, beta, c0, b_max=None):
+    """Exact energy efficiency η = 1/(β + c0/E[B]) in jobs per energy unit (eqs 17-19).
+
+    With c[b] = βb + c0 in joules, η is in jobs per joule; non-decreasing in λ
+    (Corollary 1), saturated (1/β for b_max = ∞) beyond capacity.
+    """
+    efficiency_from_batch_size(1.0, beta, c0)            # check β, c0 before solving
+    return efficiency_from_batch_size(mean_batch_size(lam, alpha, tau0, b_max), beta, c0)
+
+
+@dataclass(frozen=True)
+class DynamicBatching:
+    """The model with its batch-time parameters bound (scipy.stats-style frozen object).
+
+    >>> m = DynamicBatching(alpha=0.1438, tau0=1.8874)
+    >>> bool(m.mean_latency(0.5 / 0.1438) < m.phi(0.5 / 0.1438))
+    True
+    """
+
+    alpha: float
+    tau0: float
+    b_max: int | None = None
+
+    def __post_init__(self):
+        ALPHA.check(self.alpha)
+        TAU0.check(self.tau0)
+        check_b_max(self.b_max)
+
+    @property
+    def capacity(self) -> float:
+        return float(capacity(self.alpha, self.tau0, self.b_max))
+
+    def mean_latency(self, lam):
+        return mean_latency(lam, self.alpha, self.tau0, self.b_max)
+
+    def mean_batch_size(self, lam):
+        return mean_batch_size(lam, self.alpha, self.tau0, self.b_max)
+
+    def utilization(self, lam):
+        return utilization(lam, self.alpha, self.tau0, self.b_max)
+
+    def phi(self, lam):
+        return phi(lam, self.alpha, self.tau0)

@@ -1,0 +1,126 @@
+"""The GPU batching page's views: their names, and their figures and captions for a
+scenario at a load (memoised on those frozen inputs)."""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.batching import LOAD_UNITS, load_in
+from pages.batching import data
+from pages.batching import figures as figs
+from ui.memo import memo
+
+VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
+    "Latency", "Utilisation & energy", "Batch-size limit", "Tail latency & Triton",
+    "Profile fit", "Formulas")
+CHART_VIEWS = VIEWS[:-1]               # the views the report draws
+LOAD_VIEWS = (ENERGY, TAIL)            # their charts depend on the load (what-if fragment)
+X_TITLES = dict(zip(LOAD_UNITS, ("normalised load ρ = λα", "arrival rate (requests/s)")))
+DOCS = "docs/models/batching.md"
+
+FORMULA_TEX = [
+    ("\\tau^{[b]} = \\alpha b + \\tau_0,\\quad \\mu^{[b]} = \\frac{b}{\\alpha b+\\tau_0}",
+     "batch time and throughput (eqs 25-26); stable iff ρ = λα < 1 (eq 27)"),
+    ("E[W] = \\frac{E[B^2]-E[B]}{2\\lambda E[B]} + E[\\hat H]", "exact mean latency (Lemma 2, eq 15)"),
+    ("E[B] = \\frac{\\lambda\\tau_0 + \\Pr(A=0)}{1-\\lambda\\alpha},\\quad "
+     "E[B^2] = \\frac{(1+2\\lambda^2\\alpha\\tau_0)E[B]+\\lambda^2\\tau_0^2}{1-\\lambda^2\\alpha^2}",
+     "batch-size moments (eqs 31-32); Pr(A=0) from the generating-function series (exact)"),
+    ("\\phi_0 = \\frac{\\alpha+\\tau_0}{2(1-\\lambda\\alpha)}\\Big(1+2\\lambda\\tau_0+"
+     "\\frac{1-\\lambda\\tau_0}{1+\\lambda\\alpha}\\Big)", "upper bound (eq 41), tight at light load"),
+    ("\\phi_1 = \\frac{3}{2}\\frac{\\tau_0}{1-\\lambda\\alpha}+\\frac{\\alpha}{2}"
+     "\\frac{\\lambda\\alpha+2}{1-\\lambda^2\\alpha^2}", "upper bound (eq 42), tight at heavy load"),
+    ("\\eta = \\frac{1}{\\beta + c_0/E[B]} \\ge \\frac{1}{\\beta + c_0/\\max(1, \\lambda\\tau_0/(1-\\lambda\\alpha))}",
+     "energy efficiency (eq 19) and its bound (eq 40), jobs per joule"),
+]
+ERRATA = [
+    "Eq 7 prints E[(A^[b])²] = λ²E[(H^[b])²]; a Poisson count has E[A²] = λE[H] + λ²E[H²] "
+    "(eq 34, which the proof uses, is right).",
+    "Theorem 2 compares φ0(λ, α, τ0) with φ1(λ, α, τ1): read τ0.",
+    "The paper calls π0 hard and takes 'exact' values from simulation; here they are exact "
+    "(generating function of the batch-size chain), checked against truncated chains and simulation.",
+    f"Derivations, errata and how the exact methods are checked: `{DOCS}`.",
+]
+
+
+def _x(lam, scenario, fit):
+    """Arrival rates (per ms) on the chart's load axis."""
+    return load_in(np.asarray(lam, dtype=float), fit.alpha_ms, scenario.load_unit)
+
+
+def _delays(scenario, fit, lam):
+    return data.delay_sweep(lam, fit.alpha_ms, fit.tau0_ms, scenario.b_max,
+                            scenario.preferred_batch_size,
+                            data.delay_grid(fit.alpha_ms, fit.tau0_ms), data.N_JOBS)
+
+
+@memo(128)
+def figures(view: str, scenario, point) -> tuple:
+    """(name, figure) pairs of one view at ``point`` (a ``inputs.Point``); every figure
+    comes from a pure builder.  Figures are shared: never modified after building."""
+    fit = scenario.fit
+    alpha, tau0, b_max = fit.alpha_ms, fit.tau0_ms, scenario.b_max
+    c = data.curves(alpha, tau0, b_max, fit.beta_j, fit.c0_j)
+    sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, data.N_JOBS)
+    x = _x(c.lam, scenario, fit)
+    axes = dict(x_title=X_TITLES[scenario.load_unit],
+                unstable_at=float(_x(c.capacity, scenario, fit)),
+                x_max=float(_x(1.0 / alpha, scenario, fit)))
+    if view == LATENCY:
+        base = point.baseline
+        baseline = None if base is None else data.curves(*base)
+        return (("latency", figs.latency_figure(
+            x, c.mean_latency, c.phi0, c.phi1, c.phi, **axes, sla_ms=scenario.sla_ms,
+            sim=(_x(sweep.lam, scenario, fit), sweep.mean_latency, sweep.ci95)
+            if scenario.simulate else None,
+            baseline=None if baseline is None else (_x(baseline.lam, scenario, fit),
+                                                    baseline.mean_latency))),)
+    if view == ENERGY:
+        out = [("utilisation", figs.utilization_figure(x, c.utilization, c.utilization_bound,
+                                                       **axes))]
+        if c.energy_efficiency is not None:
+            here = point.at(scenario)
+            out.append(("energy_efficiency", figs.energy_efficiency_figure(
+                x, c.energy_efficiency, c.energy_efficiency_bound, **axes)))
+            out.append(("tradeoff", figs.tradeoff_figure(
+                c.mean_latency, c.energy_efficiency, c.phi, c.energy_efficiency_bound,
+                point=(here.mean_latency_ms, here.energy_efficiency_per_j)
+                if here.stable else None)))
+        return tuple(out)
+    if view == B_MAX:
+        curves = [(f"b_max = {b}", _x(lam, scenario, fit), w)
+                  for b, lam, w in data.family(alpha, tau0)]
+        return (("b_max_family", figs.bmax_family_figure(curves, x, c.phi,
+                                                         x_title=axes["x_title"])),)
+    if view == TAIL:
+        out = [("percentiles", figs.percentiles_figure(
+            _x(sweep.lam, scenario, fit), sweep.p50, sweep.p95, sweep.p99, sweep.ci_reliable,
+            x, c.mean_latency, **axes, sla_ms=scenario.sla_ms))]
+        if point.at(scenario).stable:
+            ds = _delays(scenario, fit, point.lam_per_ms)
+            out.append(("queue_delay", figs.queue_delay_figure(
+                ds.delay_ms, ds.p99, ds.mean_latency, ds.best_delay_ms, ds.greedy_p99)))
+        return tuple(out)
+    if view == FIT:
+        profile = scenario.profile
+        out = [("throughput_fit", figs.throughput_fit_figure(
+            profile.batch_size, profile.throughput_per_s, alpha, tau0, fit.r2)),
+            ("time_residuals", figs.residuals_figure(fit.batch_size, fit.residuals_ms, "ms"))]
+        if fit.beta_j is not None:
+            out.append(("energy_fit", figs.energy_fit_figure(
+                fit.batch_size, fit.energy_j, fit.beta_j, fit.c0_j, fit.r2_energy)))
+        return tuple(out)
+    return ()
+
+
+def captions(view: str, scenario, point) -> list[str]:
+    """The notes drawn under a view's charts."""
+    fit = scenario.fit
+    if view == ENERGY and fit.beta_j is None:
+        return ["Energy charts need board power in the profile."]
+    if view == FIT:
+        return [f"Source: {scenario.profile.source}"]
+    if view == TAIL and point.at(scenario).stable:
+        ds = _delays(scenario, fit, point.lam_per_ms)
+        return [f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
+                f"gives the smallest p99 ({ds.p99.min():.3g} ms; greedy: "
+                f"{ds.greedy_p99:.3g} ms)."]
+    return []

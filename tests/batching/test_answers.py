@@ -1,0 +1,94 @@
+"""The model's answers and units (engine.batching.formulas/answers) against theory and
+hand computations: energy (eqs 17, 19), load units, the operating point, validation."""
+import numpy as np
+import pytest
+
+from engine import batching as bt
+from engine import operating_point
+from tests.reference import md1_mean_latency
+
+V100 = (0.1438, 1.8874)   # Inoue 2021 §3.3, fitted from Table 1(a)
+
+
+def test_one_energy_formula_for_the_exact_value_the_curves_and_the_point():
+    """η = 1/(β + c0/E[B]) (eq 19): the exact value, the curves and the operating point
+    all equal the formula applied to the exact E[B] (one function, no copies)."""
+    alpha, tau0 = V100
+    beta, c0 = 0.05, 0.6
+    c = bt.load_curves(alpha, tau0, None, beta, c0, n_points=7)
+    by_hand = 1.0 / (beta + c0 / c.mean_batch_size)
+    np.testing.assert_allclose(c.energy_efficiency, by_hand, rtol=1e-15)
+    np.testing.assert_allclose(bt.energy_efficiency(c.lam, alpha, tau0, beta, c0),
+                               by_hand, rtol=1e-12)
+    point = bt.operating_point_at(float(c.lam[3]), alpha, tau0, None, beta, c0)
+    assert point.energy_efficiency_per_j == pytest.approx(by_hand[3], rel=1e-12)
+    assert point.joules_per_request == pytest.approx(beta + c0 / c.mean_batch_size[3], rel=1e-12)
+
+
+def test_energy_bound_is_the_formula_at_the_batch_size_bound():
+    """Eq 40 is eq 19 at E[B] ≥ max(1, λτ0/(1 − λα)) (Remark 5)."""
+    alpha, tau0 = V100
+    lam = np.array([0.1, 0.5, 0.9]) / alpha
+    eb_low = np.maximum(1.0, lam * tau0 / (1 - lam * alpha))
+    np.testing.assert_allclose(bt.energy_efficiency_bound(lam, alpha, tau0, 0.05, 0.6),
+                               bt.efficiency_from_batch_size(eb_low, 0.05, 0.6), rtol=1e-15)
+    assert bt.efficiency_from_batch_size(np.inf, 0.05, 0.6) == 1 / 0.05
+
+
+def test_throughput_and_batch_energy_laws():
+    """μ[b] = b/(αb + τ0) per ms → per s (eq 26); c[b] = βb + c0 (eq 17)."""
+    assert bt.throughput_per_s(4, 0.5, 1.0) == pytest.approx(4000 / 3.0)
+    assert bt.throughput_per_s(1e12, 0.5, 1.0) == pytest.approx(2000.0)     # 1/α per ms
+    np.testing.assert_allclose(bt.batch_energy([0, 2], 0.3, 1.5), [1.5, 2.1])
+
+
+def test_load_units_round_trip():
+    alpha = 0.25
+    assert bt.rate_from_load(0.5, alpha, "rho") == pytest.approx(2.0)        # λ = ρ/α
+    assert bt.rate_from_load(3000.0, alpha, "per_s") == pytest.approx(3.0)
+    assert bt.load_in(2.0, alpha, "rho") == pytest.approx(0.5)
+    assert bt.load_in(2.0, alpha, "per_s") == pytest.approx(2000.0)
+    assert bt.per_ms_to_per_s(bt.per_s_to_per_ms(1234.5)) == pytest.approx(1234.5)
+    with pytest.raises(ValueError, match="unit"):
+        bt.load_in(1.0, alpha, "rps")
+
+
+def test_below_capacity_is_the_stability_condition():
+    alpha, tau0 = V100
+    for b_max in (None, 1, 8):
+        cap = bt.capacity(alpha, tau0, b_max)
+        assert bt.below_capacity(cap * 0.999, alpha, tau0, b_max)
+        assert not bt.below_capacity(cap, alpha, tau0, b_max)
+    assert bt.utilization_bound(0.1, 1.0, 2.0) == pytest.approx(0.3)       # λ(α + τ0)
+    assert bt.utilization_bound(1.0, 1.0, 2.0) == 1.0
+
+
+def test_operating_point_at_b_max_1_is_md1_with_hand_computed_cost():
+    """b_max = 1: M/D/1 with service α + τ0 (Pollaczek-Khinchine); $ per million =
+    GPU $/h spread over the requests of an hour + the electricity of one request."""
+    alpha, tau0, lam = 0.5, 1.5, 0.3
+    p = bt.operating_point_at(lam, alpha, tau0, 1, 2.0, 10.0, gpu_usd_per_hour=3.6,
+                              usd_per_kwh=0.36)
+    assert p.stable and p.mean_latency_ms == pytest.approx(md1_mean_latency(lam, 2.0), rel=1e-9)
+    assert p.mean_batch_size == pytest.approx(1.0)
+    assert p.utilization == pytest.approx(lam * 2.0, rel=1e-9)
+    assert p.joules_per_request == pytest.approx(12.0)                     # β + c0 at E[B] = 1
+    gpu = 3.6 / 3600 / (lam * 1000) * 1e6
+    power = 12.0 / 3.6e6 * 0.36 * 1e6
+    assert p.usd_per_million == pytest.approx(gpu + power, rel=1e-12)
+    assert p.rate_per_s == 300.0 and p.rho == pytest.approx(0.15)
+    assert p.capacity_per_s == pytest.approx(500.0)
+
+
+def test_operating_point_beyond_capacity_is_unstable():
+    p = bt.operating_point_at(10.0, *V100)
+    assert not p.stable and p.mean_latency_ms == np.inf and p.usd_per_million == np.inf
+    assert p.energy_efficiency_per_j is None and p.utilization == 1.0
+
+
+def test_validation_of_the_v100_preset():
+    """φ bounds E[W] from above (Theorem 2) and simulation agrees with the exact mean."""
+    v = operating_point.validation(*V100, n_jobs=100_000, seed=3)
+    assert 0 < v.phi_gap < 0.5
+    assert v.max_z < 5
+    assert v.loads == pytest.approx(tuple(np.array([0.3, 0.6, 0.85]) / V100[0]))
