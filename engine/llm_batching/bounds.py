@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..batching import phi as inoue_phi
+from ..batching import below_capacity, phi as inoue_phi
 from ..core.domains import ALPHA, LAM, LAM_PER_S, TAU0
 from .batch_times import check_k, upper_support
-
-
-def _below_capacity(lam, alpha):
-    """λα < 1, and λ < 1/α too (1/α·α can round below 1: λ at capacity is unstable)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (lam * alpha < 1.0) & (lam < 1.0 / alpha)
 
 
 def _checked(lam, alpha, beta):
@@ -54,7 +48,7 @@ def yang_phi0(lam, alpha, beta):
     rho = lam * alpha
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         val = lam * (alpha + beta) ** 2 / (2.0 * (1.0 - rho ** 2))
-    return np.where(_below_capacity(lam, alpha), val, np.inf)[()]
+    return np.where(below_capacity(lam, alpha), val, np.inf)[()]
 
 
 def yang_phi1(lam, alpha, beta):
@@ -63,7 +57,7 @@ def yang_phi1(lam, alpha, beta):
     rho = lam * alpha
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         val = (rho * beta + rho * alpha + beta) / (2.0 * (1.0 - rho ** 2))
-    return np.where(_below_capacity(lam, alpha), val, np.inf)[()]
+    return np.where(below_capacity(lam, alpha), val, np.inf)[()]
 
 
 def yang_phi(lam, alpha, beta):
