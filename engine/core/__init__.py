@@ -4,4 +4,6 @@
 * ``stats``       simulation statistics: batch-means confidence intervals, percentiles
 * ``jit``         the optional-numba switch for simulator loops
 * ``token_laws``  output-token-length laws (scipy-like, incl. empirical samples)
+* ``service_laws`` service-time laws of one server (scipy frozen laws, measured samples)
+* ``roots``       vectorised root finding: the smallest real or integer meeting a target
 """

@@ -90,13 +90,19 @@ WARMUP = Domain("warmup_jobs", "jobs", low=0.0, integer=True, typical=(0, 100_00
                 description="jobs left out of the statistics at the start of a run")
 
 
+def check_limit(domain: Domain, value) -> np.ndarray:
+    """An optional limit as a float array where ``inf`` means none (``None`` accepted,
+    alone or inside a list), checked against ``domain``."""
+    if value is None:
+        return np.asarray(np.inf)
+    if isinstance(value, (list, tuple)):
+        value = [np.inf if v is None else v for v in value]
+    return domain.check(value)
+
+
 def check_b_max(b_max) -> np.ndarray:
     """b_max as a float array where ``inf`` means unlimited (``None`` accepted)."""
-    if b_max is None:
-        return np.asarray(np.inf)
-    if isinstance(b_max, (list, tuple)):
-        b_max = [np.inf if b is None else b for b in b_max]
-    return B_MAX.check(b_max)
+    return check_limit(B_MAX, b_max)
 
 
 # ---- LLM token limits (Yang et al. §III): times in seconds, lengths in tokens
@@ -126,11 +132,7 @@ TOKEN_SD = Domain("sd", "tokens", low=0.0, low_open=True, typical=(10.0, 1000.0)
 
 def check_n_max(n_max) -> np.ndarray:
     """n_max as a float array where ``inf`` means no limit (``None`` accepted)."""
-    if n_max is None:
-        return np.asarray(np.inf)
-    if isinstance(n_max, (list, tuple)):
-        n_max = [np.inf if b is None else b for b in n_max]
-    return N_MAX.check(n_max)
+    return check_limit(N_MAX, n_max)
 
 # Percentile-latency SLAs and dispatch to n backends (Swayam); times in seconds.
 MU = Domain("mu", "requests per s", low=0.0, low_open=True, typical=(1.0, 1000.0),
