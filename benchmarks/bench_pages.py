@@ -50,7 +50,7 @@ PAGES = [
 SIDEBAR = {
     "GPU batching": ("sla_ms", (5.0, 10.0, 20.0, 15.0)),
     "LLM token limits": ("log_sd", (0.5, 0.7, 0.9, 0.6)),
-    "LLM batching": ("ln_sd", (0.6, 0.7, 0.8, 0.65)),
+    "LLM batching": ("log_sd", (0.6, 0.7, 0.8, 0.65)),
     "CPU-GPU pipeline": ("K", (4, 8, 12, 6)),
     "Autoscaling SLA": ("amplitude", (0.2, 0.5, 0.8, 0.4)),
 }

@@ -1,32 +1,31 @@
 """Inference Queueing Lab engine: pure, vectorised queueing models of inference servers.
 
-Submodules (imported on first use, so ``import engine`` stays cheap):
+One package per model (formulas, exact solvers, curves, answers, simulator), named
+like its page, and the code they share (imported on first use, so ``import engine``
+stays cheap):
 
-* ``engine.batching``        dynamic batching on a GPU (Inoue 2021): exact E[W], bounds, energy
-* ``engine.batch_chain``     exact solvers of the batch-size Markov chain behind it
-* ``engine.batching_curves`` the model's curves over a load grid (plots, reports)
-* ``engine.operating_point`` SLA answers, costs, simulated sweeps, Triton delay search
-* ``engine.sim``             fast discrete-event simulation of batching servers
-* ``engine.token_laws``      output-token-length laws (scipy-like, incl. empirical)
-* ``engine.token_limit``     max-token clipping and impatience, M/G/1 (Yang et al. §III)
-* ``engine.mg1_patience``    the M/G/1 queue with deterministic patience, exact (behind it)
-* ``engine.llm_batching``    dynamic/fixed/elastic/continuous LLM batching (Yang et al. §IV)
-* ``engine.llm_batching_sim`` their simulator
-* ``engine.pipeline``        CPU → GPU memory → compute units tandem with blocking (May & Voigt)
-* ``engine.pipeline_sim``    its simulator
-* ``engine.sla``             replicas for percentile SLAs, random dispatch with retries (Swayam)
-* ``engine.dispatch_sim``    its simulator
-* ``engine.fit``             least-squares fits of measured profiles
-* ``engine.presets``         hardware and workload presets, validated on load
-* ``engine.params``          declared parameter domains (validation, slider bounds)
+* ``engine.core``         parameter domains, simulation statistics, the numba switch,
+                          root finding, token and service laws
+* ``engine.batching``     GPU dynamic batching (Inoue 2021)
+* ``engine.token_limit``  LLM max-token limits and impatience, M/G/1+D (Yang et al. §III)
+* ``engine.llm_batching`` LLM batching strategies (Yang et al. §IV)
+* ``engine.pipeline``     CPU → GPU memory → compute units tandem with blocking (May & Voigt 2010)
+* ``engine.sla``          replicas for percentile-latency SLAs (Swayam)
+* ``engine.fit``          least-squares fits of measured profiles
+* ``engine.presets``      hardware and workload presets, validated on load
 
-The engine never imports Streamlit.
+Earlier module names still import and re-export the same public names:
+``engine.sim``, ``engine.batch_chain``, ``engine.batching_curves``,
+``engine.operating_point``, ``engine.mg1_patience``, ``engine.llm_batching_sim``,
+``engine.pipeline_sim``, ``engine.dispatch_sim``, ``engine.token_laws``, ``engine.params``.
+
+The engine never imports Streamlit.  Derivations and errata: ``docs/models/``.
 """
 import importlib
 
-__all__ = ["batching", "batch_chain", "batching_curves", "operating_point", "sim",
-           "token_laws", "token_limit", "mg1_patience", "llm_batching", "llm_batching_sim", "pipeline",
-           "pipeline_sim", "sla", "dispatch_sim", "fit", "presets", "params"]
+__all__ = ["core", "batching", "token_limit", "llm_batching", "pipeline", "sla", "fit", "presets",
+           "sim", "batch_chain", "batching_curves", "operating_point", "mg1_patience",
+           "llm_batching_sim", "pipeline_sim", "dispatch_sim", "token_laws", "params"]
 
 
 def __getattr__(name):

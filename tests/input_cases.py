@@ -13,9 +13,9 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from engine.token_laws import EmpiricalTokens
-from ui import llm_batching_data, profile_input
-from ui.sla_uploads import MAX_INTERVALS, MIN_INTERVAL_S, parse_trace_csv
-from ui.tokens_uploads import parse_token_counts
+from pages.batching import profile_input
+from pages.sla.uploads import MAX_INTERVALS, MIN_INTERVAL_S, parse_trace_csv
+from ui.token_counts import parse_token_counts
 from ui.uploads import MAX_UPLOAD_BYTES, parse_profile_csv, read_csv_table
 
 FORMULA = "=cmd|' /C calc'!A0"
@@ -53,20 +53,10 @@ def check_trace(out: dict) -> None:
     assert out["kind"] in ("rates", "timestamps")
 
 
-def check_spec(spec: tuple) -> None:
-    kind, values, probs, n = spec
-    assert kind == "empirical" and n >= 1 and len(values) == len(probs) >= 1
-    check_counts(EmpiricalTokens(np.asarray(values), np.asarray(probs), n), least=1)
-
-
-def llm_batching_counts(data: bytes | str) -> tuple:
-    """What pages/llm_batching.py does with its token-count input: an upload is
-    checked by ``read_csv_table`` (size, encoding) and decoded; the text goes to
-    ``llm_batching_data.empirical_spec``."""
-    if isinstance(data, bytes):
-        read_csv_table(data)
-        data = data.decode("utf-8-sig")
-    return llm_batching_data.empirical_spec(data)
+def llm_batching_counts(data: bytes | str) -> EmpiricalTokens:
+    """What pages/llm_batching/ does with its token-count input: the shared token-law
+    input (``ui.token_law_input``) parses it with ``parse_token_counts``."""
+    return parse_token_counts(data)
 
 
 @dataclass(frozen=True)
@@ -99,7 +89,7 @@ UPLOADS = {
         "timestamp_s\n0.5\n12.25\n340\n901\n", check_trace, r"column 'timestamp_s'.*row 3"),
     "LLM batching token counts": Upload(
         "LLM batching token counts", llm_batching_counts, "tokens\n512\n130\n977\n64\n",
-        check_spec, r"row 3|value 2"),
+        check_counts, r"row 3|value 2"),
 }
 
 
@@ -245,8 +235,8 @@ def editor_tables(draw) -> pd.DataFrame:
 
 
 def validated_editor_profile(frame: pd.DataFrame):
-    """The profile editor's parser (ui/profile_input.py): table → validated profile."""
-    return profile_input._validated(profile_input._table_columns(frame), "edited table")
+    """The profile editor's parser (pages/batching/profile_input.py): table → validated profile."""
+    return profile_input.validated_profile(profile_input.table_columns(frame), "edited table")
 
 
 # ---------------------------------------------------------------- share-link garbage

@@ -127,7 +127,13 @@ def show_warnings() -> None:
 
 def publish(fields: list[Field]) -> None:
     """Mirror the current inputs into the URL (only when they changed)."""
-    params = {f.key: f.format(st.session_state[f.key]) for f in fields if f.key in st.session_state}
+    state, params = st.session_state, {}
+    for f in fields:
+        try:
+            value = state[f.key]
+        except KeyError:                     # not drawn (yet) in this session
+            continue
+        params[f.key] = f.format(value)
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 

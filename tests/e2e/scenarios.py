@@ -18,9 +18,10 @@ class PageSpec:
 PAGES = [
     PageSpec("gpu_batching", "gpu-batching", "GPU dynamic batching",
              "Normalised load ρ = λα", "rho", view="Utilisation & energy"),
-    PageSpec("llm_token_limits", "llm-token-limits", "LLM token limits", "log-mean μ", "log_mean"),
+    PageSpec("llm_token_limits", "llm-token-limits", "LLM token limits", "log-mean μ (log tokens)",
+             "log_mean"),
     PageSpec("llm_batching", "llm-batching", "LLM batching strategies",
-             "log-mean μ (log tokens)", "ln_mu"),
+             "log-mean μ (log tokens)", "log_mean"),
     PageSpec("cpu_gpu_pipeline", "cpu-gpu-pipeline", "CPU-GPU pipeline",
              "K: jobs the GPU memory holds", "K", view="Throughput & latency"),
     PageSpec("autoscaling_sla", "autoscaling-sla", "Autoscaling for a latency SLA",

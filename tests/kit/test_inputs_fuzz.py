@@ -32,7 +32,8 @@ from tests.input_cases import (BIG, CASES, FORMULA, GARBAGE_KINDS, IMG, MD_IMAGE
                                editor_tables, garbage, markdown_escaped, uploads_for,
                                validated_editor_profile)
 from tests.pagetest import charts
-from ui import batching_data, share
+from pages.batching import data as batching_data
+from ui import share
 from ui.export import figure_csv, figure_html, report_html
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text, neutralise_cell, to_safe_csv
 
@@ -153,7 +154,7 @@ EDITOR_CASES = {
 
 @pytest.mark.parametrize("case", EDITOR_CASES)
 def test_profile_editor_named_bad_tables(case):
-    """The custom-profile table editor (ui/profile_input.py) on the usual mistakes."""
+    """The custom-profile table editor (pages/batching/profile_input.py) on the usual mistakes."""
     changes, says = EDITOR_CASES[case]
     table = {"batch_size": [1.0, 2.0, 4.0], "throughput_per_s": [476.0, 880.0, 1500.0],
              "power_w": [120.0, 109.0, 130.0]} | changes
@@ -527,7 +528,7 @@ def _page_with_eager_report(page):
 
 def test_uploaded_file_name_is_escaped_in_the_report():
     at = AppTest.from_function(_page_with_eager_report,
-                               args=(str(ROOT / "pages" / "autoscaling_sla.py"),),
+                               args=(str(ROOT / pagetest.script("autoscaling_sla")),),
                                default_timeout=120)
     at.query_params["trace"] = "custom"
     at.query_params["simulate"] = "false"

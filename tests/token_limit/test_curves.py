@@ -87,3 +87,67 @@ def test_mean_utility_of_an_empirical_law_is_the_sample_average():
     for m in (1, 5, 300, 90_000):
         assert tk.mean_utility(e, m) == pytest.approx(np.mean(np.minimum(sample, m) / sample),
                                                       rel=1e-12)
+
+
+# ------------------------------------------------------------ mean tokens, summaries, grids
+
+@pytest.mark.parametrize("scale", [3.0, 2000.0, 5e6])
+def test_mean_requested_tokens_of_an_exponential_law_is_geometric(scale):
+    """n = ⌈X⌉ of X ~ Exp(scale) is geometric: E[n] = 1/(1 − e^{−1/scale}) (5e6: beyond the
+    token grid, the tail integral)."""
+    from scipy import stats
+    got = tk.mean_requested_tokens(stats.expon(scale=scale))
+    assert got == pytest.approx(1.0 / -np.expm1(-1.0 / scale), rel=1e-9)
+
+
+def test_mean_requested_tokens_of_a_wide_uniform_law():
+    """X ~ U(0, N), N beyond the token grid: E[⌈X⌉] = Σ_{k<N} (1 − k/N) = (N + 1)/2."""
+    n = 3e7
+    assert tk.mean_requested_tokens(tl.uniform(0.0, n)) == pytest.approx((n + 1) / 2, rel=1e-10)
+
+
+def test_mean_requested_tokens_of_a_heavy_lognormal_is_near_mean_plus_half():
+    """A law spread over millions of tokens has a uniform fractional part: E[⌈X⌉] ≈ E[X] + ½
+    (the approximation the page used before), exactly up to far below one token."""
+    law = tl.lognormal(10.0, 2.5)
+    assert tk.mean_requested_tokens(law) == pytest.approx(law.mean() + 0.5, abs=1e-3)
+
+
+def test_mean_requested_tokens_of_a_summable_law_is_the_unclipped_moment():
+    got = tk.mean_requested_tokens(LOGN)
+    assert got == float(tk.clipped_token_moments(LOGN, None)[0])
+    from engine.token_limit import formulas
+    assert formulas._tail_mean(LOGN, 4096) == pytest.approx(got, rel=1e-11)   # the other route
+
+
+def test_service_moments_are_eqs_4_5_of_an_empirical_sample():
+    counts = np.array([3, 3, 50, 400, 1200])
+    law = tl.EmpiricalTokens.from_counts(counts)
+    s = A * np.minimum(counts, 300) + C
+    e1, e2 = tk.clipped_token_moments(law, 300)
+    es, es2 = tk.service_moments(A, C, e1, e2)
+    assert es == pytest.approx(s.mean(), rel=1e-12) and es2 == pytest.approx((s * s).mean(), rel=1e-12)
+
+
+def test_token_law_summary_and_limit_grid():
+    summary = tk.token_law_summary(tl.uniform(0.0, 1000.0))
+    assert summary.summable and summary.mean_tokens == pytest.approx(500.5, rel=1e-12)
+    assert summary.probs.sum() == pytest.approx(0.999, abs=2e-3)
+    np.testing.assert_allclose(summary.cdf, np.minimum(summary.k, 1000) / 1000, atol=1e-12)
+    heavy = tk.token_law_summary(tl.lognormal(10.0, 2.5))
+    assert not heavy.summable and np.isfinite(heavy.mean_tokens)
+    np.testing.assert_array_equal(tk.limit_grid(100, 4000, 5), [100, 1075, 2050, 3025, 4000])
+    np.testing.assert_array_equal(tk.limit_grid(1, 3, 33), [1, 2, 3])
+
+
+def test_simulation_summary_vocabulary():
+    """mean_latency = E[W] + E[S] without patience (M/G/1); p50 ≤ p95 ≤ p99; mean_wait is
+    the old mean_wait_all."""
+    law = tl.uniform(0, 1000)
+    r = tk.simulate_token_queue(0.07, A, C, law, None, None, n_jobs=400_000, seed=4)
+    es = A * float(tk.clipped_token_moments(law, None)[0]) + C
+    latency = float(tk.mean_wait(0.07, A, C, law, None)) + es
+    assert abs(r.mean_latency - latency) < 4 * r.ci95
+    assert r.p50 <= r.p95 <= r.p99 and r.mean_wait == r.mean_wait_all
+    lost = tk.simulate_token_queue(0.2, A, C, law, 400, 20.0, n_jobs=50_000, seed=1)
+    assert lost.p99 <= 20.0 + A * 400 + C                          # at most τ + the longest S

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from ui import figures_tokens as figs
-from ui.tokens_uploads import parse_token_counts
+from pages.token_limit import figures as figs
+from ui.token_counts import parse_token_counts
 
 
 def _trace(fig, name):

@@ -2,6 +2,8 @@
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+from engine.token_limit import (answers as tl_answers, curves as tl_curves,
+                                formulas as tl_formulas, patience as tl_patience, sim as tl_sim)
 
 
 # ============================================================ engine.token_limit
@@ -36,6 +38,9 @@ def test_token_limit_moments(law, a, c, n_max, rho, theta, loss_cost, data):
     assert_no_nan((e1, e2))
     assert np.all((e1 >= 1) & (e1 <= n_max * (1 + 1e-12)) & (e2 >= e1 * e1 * (1 - 1e-9)))
     es = a * e1 + c
+    m1, m2 = token_limit.service_moments(a, c, e1, e2)
+    assert close(m1, es, 1e-12) and np.all(m2 >= m1 * m1 * (1 - 1e-12))
+    tally(token_limit.service_moments, POINTS)
     lam = at_load(rho, 1 / es)
     load = token_limit.utilization(lam, a, c, law, n_max)
     assert close(load, lam * es, 1e-12)
@@ -56,6 +61,13 @@ def test_token_limit_moments(law, a, c, n_max, rho, theta, loss_cost, data):
               token_limit.mean_utility, token_limit.objective_v1, token_limit.objective_v2):
         tally(f, POINTS)
     top = law_top(law)
+    if top <= SUMMABLE or name.startswith("lognormal"):     # exact up to 2^16, then a tail integral
+        mean_n = token_limit.mean_requested_tokens(law)
+        assert mean_n >= 1 and not math.isnan(mean_n) and mean_n >= np.max(e1) * (1 - 1e-9)
+        tally(token_limit.mean_requested_tokens)
+        lam_n = token_limit.rate_at_load(rho[0] if np.isfinite(rho[0]) else 1.0, a, c, mean_n)
+        assert close(lam_n * (a * mean_n + c), rho[0] if np.isfinite(rho[0]) else 1.0, 1e-12)
+        tally(token_limit.rate_at_load)
     if top <= SUMMABLE:                          # no limit: the sums stop at the law's top
         assert np.all(token_limit.mean_utility(law, None) == 1.0)
         assert_no_nan(token_limit.clipped_token_moments(law, None))
@@ -93,7 +105,7 @@ def test_patience_closed_forms(rho, service, patience, data):
     if beyond.any():                            # documented: beyond the exact solver
         raises_naming("patience", token_limit.md1_deterministic_patience, lam[beyond], service,
                       patience)
-    # 12 < λτ: one Volterra solve a point (5-50 ms): the first two only (cost)
+    # 12 < λτ: one Volterra solve a point: the first two only (cost)
     volterra = np.isfinite(arrivals) & (arrivals > 12) & ~beyond
     costly = volterra & ((arrivals > 256) | (np.cumsum(volterra) > 2))
     for f in (token_limit.mm1_deterministic_patience, token_limit.md1_deterministic_patience):
@@ -129,7 +141,7 @@ def check_impatience(r, lam, tau, unstable_without_patience):
 
 
 LIGHT_LAWS = token_law_specs(heavy=False, max_log_mean=6.0)
-SOLVABLE_LAM_TAU = 1024     # the exact solver's grid has ≥ λτ points, O(n²): ≤ 15 ms a point
+SOLVABLE_LAM_TAU = 1024     # the exact solver's grid has ≥ λτ points, O(n²) work a point
 
 
 def arrivals_within(lam, patience):
@@ -145,7 +157,7 @@ def arrivals_within(lam, patience):
     return beyond, keep
 
 
-# One exact solve per point (a Volterra equation on 1024-4096 grid points, 5-50 ms each);
+# One exact solve per point (a Volterra equation on 1024-4096 grid points);
 # the interpolation is vectorised.
 @fuzz(96, POINTS)
 @given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0),
@@ -175,7 +187,6 @@ def test_impatience(law, a, c, n_max, rho, patience, data):
     det = token_limit.ServiceLaw.deterministic(es)
     assert det.mean == es
     tally(token_limit.ServiceLaw, 2)
-    tally(mg1_patience.ServiceLaw, 2)          # its base class, whose methods these run
     params = dict(lam=lam, a=a, c=c, n_max=n_max, patience=patience)
     p, bad = corrupt(data, params, TOKEN_DOMAINS)
     for method in ("exact", "interpolation"):
@@ -183,8 +194,8 @@ def test_impatience(law, a, c, n_max, rho, patience, data):
     raises_naming("method", token_limit.impatience, lam, a, c, law, n_max, patience, "other")
 
 
-# limit_point and limit_curves solve the exact impatience model at each limit (5-50 ms a
-# point), optimal_limit up to every integer limit: ~0.2 s a case.
+# limit_point and limit_curves solve the exact impatience model at each limit,
+# optimal_limit up to every integer limit: costly cases, fewer of them.
 @fuzz(60)
 @given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0), rho(), st.integers(1, 2000),
        valid(PATIENCE_S, high=1e3), valid(THETA), valid(LOSS_COST),
@@ -212,6 +223,13 @@ def test_token_limit_answers(law, a, c, rho, n_max, patience, theta, loss_cost, 
         assert_inf_iff(curves.mean_wait, lam >= 1 / service_mean(a, c, law, grid),
                        "limit_curves.mean_wait")
         tally(token_limit.limit_curves)
+    lim = token_limit.limit_grid(1, n_max, data.draw(st.integers(1, 40)))
+    assert np.all(np.diff(lim) > 0) and lim[0] == 1 and lim[-1] == n_max
+    tally(token_limit.limit_grid)
+    summary = token_limit.token_law_summary(law)
+    assert_no_nan(summary)
+    assert np.all(np.diff(summary.cdf) >= 0) and abs(summary.probs.sum() - 1) < 0.01
+    tally(token_limit.token_law_summary)
     cand = np.unique([1, n_max, 2 * n_max])
     v1 = token_limit.optimal_limit(lam, a, c, law, theta, candidates=None if rho < 1 else cand)
     assert_no_nan(v1, allowed=("objectives",))
@@ -230,7 +248,7 @@ def test_token_limit_answers(law, a, c, rho, n_max, patience, theta, loss_cost, 
         rejects((token_limit.optimal_limit,), p, bad, dist=law, candidates=cand)
 
 
-# The exact model behind §V-B's numbers: ~0.2 s (interpolation) to ~2 s (exact) a case.
+# The exact model behind §V-B's numbers: the costliest case (a few of them).
 @fuzz(4)
 @given(valid(A_S_PER_TOKEN, low=0.01, high=0.05), valid(C_S, high=2.0),
        st.sampled_from(["interpolation", "interpolation", "exact"]),
@@ -242,10 +260,14 @@ def test_token_paper_comparison(a, c, method, bad):
     assert_no_nan(rows)
     assert all(r.note for r in rows)
     tally(token_limit.paper_comparison)
+    for new, old, want in ((2.0, 1.0, 100.0), (math.inf, 1.0, math.inf), (1.0, math.inf, -100.0),
+                           (0.0, 0.0, 0.0), (a, c or 1.0, 100.0 * (a / (c or 1.0) - 1.0))):
+        assert close(token_limit.percent_change(new, old), want, 1e-12)
+    tally(token_limit.percent_change, 5)
     raises_naming("a", token_limit.paper_comparison, bad, c)
 
 
-# ~2 ms a case (numba loop of n_jobs requests), POINTS loads an example.
+# One simulation loop of n_jobs requests a case, POINTS loads an example.
 @fuzz(1000, POINTS)
 @given(token_law_specs(), valid(A_S_PER_TOKEN), valid(C_S), valid(N_MAX, high=10 ** 6),
        st.one_of(st.none(), valid(PATIENCE_S)), loads(), st.integers(1, 300),
@@ -278,24 +300,32 @@ def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, s
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
 # own to fuzz) names the test that builds and checks it and the function it comes from.
 FUZZED = {
-    token_limit: {
+    tl_formulas: {
         "clipped_token_moments": test_token_limit_moments,
         "mean_utility": test_token_limit_moments, "mean_wait": test_token_limit_moments,
         "utilization": test_token_limit_moments, "largest_stable_limit": test_token_limit_moments,
         "objective_v1": test_token_limit_moments, "objective_v2": test_token_limit_moments,
-        "impatience": test_impatience, "ServiceLaw": test_impatience,
-        "Impatience": (test_impatience, "impatience"),
-        "limit_point": test_token_limit_answers, "limit_curves": test_token_limit_answers,
-        "optimal_limit": test_token_limit_answers,
-        "LimitPoint": (test_token_limit_answers, "limit_point"),
-        "LimitCurves": (test_token_limit_answers, "limit_curves"),
-        "OptimalLimit": (test_token_limit_answers, "optimal_limit"),
-        "paper_comparison": test_token_paper_comparison,
-        "PaperValue": (test_token_paper_comparison, "paper_comparison"),
-        "simulate_token_queue": test_simulate_token_queue,
-        "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue")},
-    mg1_patience: {
+        "service_moments": test_token_limit_moments,
+        "mean_requested_tokens": test_token_limit_moments,
+        "rate_at_load": test_token_limit_moments},
+    tl_patience: {
         "mm1_deterministic_patience": test_patience_closed_forms,
         "md1_deterministic_patience": test_patience_closed_forms,
-        "ServiceLaw": test_impatience},
+        "impatience": test_impatience, "ServiceLaw": test_impatience,
+        "Impatience": (test_impatience, "impatience")},
+    tl_curves: {
+        "limit_curves": test_token_limit_answers, "limit_grid": test_token_limit_answers,
+        "token_law_summary": test_token_limit_answers,
+        "LimitCurves": (test_token_limit_answers, "limit_curves"),
+        "TokenLawSummary": (test_token_limit_answers, "token_law_summary")},
+    tl_answers: {
+        "limit_point": test_token_limit_answers, "optimal_limit": test_token_limit_answers,
+        "LimitPoint": (test_token_limit_answers, "limit_point"),
+        "OptimalLimit": (test_token_limit_answers, "optimal_limit"),
+        "paper_comparison": test_token_paper_comparison,
+        "percent_change": test_token_paper_comparison,
+        "PaperValue": (test_token_paper_comparison, "paper_comparison")},
+    tl_sim: {
+        "simulate_token_queue": test_simulate_token_queue,
+        "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue")},
 }

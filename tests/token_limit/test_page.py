@@ -10,7 +10,7 @@ from tests.pagetest import charts, metric, trace
 from engine import token_laws, token_limit
 from engine.presets import token_latency_profiles
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "llm_token_limits.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "token_limit" / "page.py")
 FAST = {"simulate": "false"}
 
 
@@ -178,3 +178,22 @@ def test_report_holds_every_chart_and_the_paper_comparison():
                  "clipped_share", "latency_fit", "fit_residuals"):
         assert f"<h2>{name}</h2>" in html
     assert "optimal n_max, V1" in html and "Eq 11 prints" in html
+
+
+def test_load_given_as_rho_uses_the_exact_mean_token_count():
+    at = open_page({"load_mode": "rho", "rho": "0.82"} | FAST)
+    assert not at.exception
+    fit = token_latency_profiles()["a100_llama2_7b_table1"].fit()
+    law = token_laws.lognormal(7.0, 0.7)
+    lam = token_limit.rate_at_load(0.82, fit.a_s_per_token, fit.c_s,
+                                   token_limit.mean_requested_tokens(law))
+    assert any(c.value.startswith(f"λ = {lam:.4g} requests/s") for c in at.caption)
+
+
+def test_uploads_of_the_same_counts_under_two_names_are_two_scenarios():
+    at = open_page({"law": "empirical"} | FAST)
+    for name in ("first.csv", "second.csv"):
+        at.file_uploader(key="tokens_upload").set_value((name, GOOD.encode(), "text/csv"))
+        at.run()
+        assert not at.exception
+        assert any(f"(upload {name})" in c.value for c in at.caption), name

@@ -1,4 +1,4 @@
-"""Figures of the LLM token-limit page (Yang et al. §V-B, Fig 4, and more).
+"""Figure builders of the LLM token-limit page (Yang et al. §V-B, Fig 4, and more).
 
 Pure builders: arrays in, ``go.Figure`` out; tests read the curves as data.
 Waits are in seconds, limits in output tokens.

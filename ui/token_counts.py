@@ -1,7 +1,8 @@
 """Parsing an uploaded or pasted table of output-token counts (one per request).
 
-Pure functions (no Streamlit): clean counts or ``ValueError`` with a message fit
-to show next to the input.
+Pure functions (no Streamlit): the empirical token law of the counts, or
+``ValueError`` with a message fit to show next to the input.  Used by the
+shared token-law input (``ui.token_law_input``) of both LLM pages.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from engine.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
+from engine.core.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
 from ui.uploads import decode_text, normalise_columns
 
 MAX_TOKEN_ROWS = 200_000

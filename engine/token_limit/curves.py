@@ -1,0 +1,87 @@
+"""Curves over the token limit n_max for the plots of §V-B, and the token law's summary."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import token_laws
+from ..core.domains import check_n_max
+from .formulas import (largest_stable_limit, mean_requested_tokens, mean_utility, mean_wait,
+                       utilization)
+from .patience import Impatience, impatience
+
+
+@dataclass(frozen=True)
+class LimitCurves:
+    """Everything the plots of §V-B need on a grid of token limits ``n_max``."""
+
+    n_max: np.ndarray
+    load: np.ndarray               # ρ(n_max) = λE[S] (may exceed 1)
+    stable_limit: float            # largest stable n_max without impatience
+    mean_wait: np.ndarray          # M/G/1 E[W] in s (inf where ρ ≥ 1), eq 1
+    clipped_share: np.ndarray      # P(n > n_max): answers cut short
+    mean_utility: np.ndarray       # E[u | n_max], eq 10
+    patience: float                # τ of the impatience curves (s)
+    exact: Impatience              # exact M/G/1+D
+    interpolation: Impatience      # De Kok-Tijms (eqs 6-8)
+
+
+def limit_curves(lam, a, c, dist, n_max, patience) -> LimitCurves:
+    """Waits, loads, loss fractions and utilities over the token limits ``n_max``.
+
+    Both impatience models are solved (exact and the paper's interpolation), so
+    the plots can show how far the interpolation is off.  Scalar ``lam``, ``a``,
+    ``c``, ``patience``; ``n_max`` a 1-d grid of finite limits.
+    """
+    m = check_n_max(n_max).ravel()
+    if not np.all(np.isfinite(m)):
+        raise ValueError("n_max must be finite token limits for curves")
+    return LimitCurves(
+        n_max=m, load=np.asarray(utilization(lam, a, c, dist, m)),
+        stable_limit=largest_stable_limit(lam, a, c, dist),
+        mean_wait=np.asarray(mean_wait(lam, a, c, dist, m)),
+        clipped_share=1.0 - np.asarray(token_laws.token_cdf(dist, m)),
+        mean_utility=np.asarray(mean_utility(dist, m)), patience=float(patience),
+        exact=impatience(lam, a, c, dist, m, patience, "exact"),
+        interpolation=impatience(lam, a, c, dist, m, patience, "interpolation"))
+
+
+def limit_grid(low_tokens: int, high_tokens: int, n_points: int = 33) -> np.ndarray:
+    """About ``n_points`` (at least 2) whole token limits evenly from ``low_tokens`` to
+    ``high_tokens`` (both kept; rounded, duplicates dropped), for curves over n_max."""
+    low, high = float(check_n_max(low_tokens)), float(check_n_max(high_tokens))
+    if not (np.isfinite(high) and low <= high):
+        raise ValueError(f"high_tokens must be finite and ≥ low_tokens, got {low:g}, {high:g}")
+    return np.unique(np.round(np.linspace(low, high, max(int(n_points), 2))))
+
+
+NO_LIMIT_MAX_TOKENS = 2_000_000    # a law reaching further is not compared with "no limit"
+
+
+@dataclass(frozen=True)
+class TokenLawSummary:
+    """What a page shows of a token law: its mean and histogram, in tokens."""
+
+    mean_tokens: float             # E[n] without a limit (``mean_requested_tokens``)
+    summable: bool                 # top of the law ≤ ``NO_LIMIT_MAX_TOKENS``: "no limit" computable
+    edges: np.ndarray              # histogram bin edges (tokens)
+    probs: np.ndarray              # probability of each bin
+    k: np.ndarray                  # token counts where the CDF is given
+    cdf: np.ndarray                # P(n ≤ k)
+
+
+def token_law_summary(dist, n_cdf_points: int = 200,
+                      no_limit_max_tokens: float = NO_LIMIT_MAX_TOKENS) -> TokenLawSummary:
+    """The mean E[n] (exact), a histogram (``token_laws.binned_pmf``) and the CDF on
+    ``n_cdf_points`` counts up to its top; ``summable`` says whether the law's top
+    (its (1 − 1e-15)-quantile) is within ``no_limit_max_tokens``."""
+    try:
+        summable = token_laws.grid_top(dist) <= no_limit_max_tokens
+    except ValueError:
+        summable = False
+    edges, probs = token_laws.binned_pmf(dist)
+    k = np.unique(np.round(np.linspace(1.0, edges[-1], int(n_cdf_points))))
+    return TokenLawSummary(mean_tokens=mean_requested_tokens(dist), summable=bool(summable),
+                           edges=edges, probs=probs, k=k,
+                           cdf=np.asarray(token_laws.token_cdf(dist, k), float))

@@ -1,0 +1,129 @@
+"""Memoised engine calls of the LLM token-limit page (hashable arguments only).
+
+A token law travels as a ``ui.token_law_input.TokenLawChoice``: its key (family and
+parameters, or an upload's digest and name) is hashed, its ``law`` computes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import token_limit
+from engine.fit import fit_token_latency, fit_token_latency_with_input
+from engine.presets import token_latency_profiles
+from ui.budget import heavy, long_running
+from ui.memo import memo
+
+CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
+SEED = 2024
+N_POINTS = 33               # n_max grid of the curves
+N_SIM_POINTS = 7            # simulated limits per curve
+SIM_JOBS = 100_000
+SIM_MAX_LOAD = 0.95         # no simulation without impatience closer to saturation
+MAX_NO_LIMIT_TOKENS = token_limit.NO_LIMIT_MAX_TOKENS
+
+
+def n_max_grid(lo: int, hi: int) -> tuple:
+    return tuple(float(x) for x in token_limit.limit_grid(lo, hi, N_POINTS))
+
+
+def sim_limits(lo: int, hi: int) -> tuple:
+    return tuple(float(x) for x in token_limit.limit_grid(lo, hi, N_SIM_POINTS))
+
+
+@memo(CACHE_SIZE)
+def preset_table() -> dict:
+    return {pid: (p.name, p.source, tuple(p.input_tokens), tuple(p.output_tokens),
+                  tuple(p.latency_s)) for pid, p in token_latency_profiles().items()}
+
+
+@memo(CACHE_SIZE)
+def latency_fit(output_tokens: tuple, latency_s: tuple):
+    return fit_token_latency(output_tokens, latency_s)
+
+
+@memo(CACHE_SIZE)
+def latency_fit_with_input(output_tokens: tuple, input_tokens: tuple, latency_s: tuple):
+    return fit_token_latency_with_input(output_tokens, input_tokens, latency_s)
+
+
+@memo(CACHE_SIZE)
+def law_summary(law) -> token_limit.TokenLawSummary:
+    """Mean tokens (no limit, exact), a histogram and the CDF of the token law."""
+    return token_limit.token_law_summary(law.law, no_limit_max_tokens=MAX_NO_LIMIT_TOKENS)
+
+
+@memo(CACHE_SIZE)
+@long_running
+def curves(law, lam, a, c, patience, grid: tuple) -> token_limit.LimitCurves:
+    return token_limit.limit_curves(lam, a, c, law.law, np.array(grid), patience)
+
+
+@memo(256)
+def point(law, lam, a, c, n_max, patience, method) -> token_limit.LimitPoint:
+    return token_limit.limit_point(lam, a, c, law.law, n_max, patience, method)
+
+
+@memo(CACHE_SIZE)
+def best_v1(law, lam, a, c, theta) -> token_limit.OptimalLimit:
+    return token_limit.optimal_limit(lam, a, c, law.law, theta)
+
+
+@memo(CACHE_SIZE)
+def best_v2(law, lam, a, c, theta, ell, patience, method, printed) -> token_limit.OptimalLimit:
+    """The V2 search (coarse to fine): cached."""
+    return token_limit.optimal_limit(lam, a, c, law.law, theta, ell, patience, method=method,
+                                     printed_sign=printed)
+
+
+@memo(CACHE_SIZE)
+def paper(a, c) -> tuple:
+    return token_limit.paper_comparison(a, c)
+
+
+@memo(512)
+@heavy
+def _sim_point(law, lam, a, c, n_max, patience, i):
+    return token_limit.simulate_token_queue(lam, a, c, law.law, n_max, patience,
+                                            n_jobs=SIM_JOBS, seed=[SEED, i])
+
+
+@dataclass(frozen=True)
+class SimSweep:
+    """Simulated points over the limits: without impatience (where stable enough) and
+    with patience τ; waits in seconds with their 95% CI half-widths."""
+
+    plain_n: np.ndarray
+    plain_wait: np.ndarray
+    plain_ci: np.ndarray
+    n: np.ndarray
+    served_wait: np.ndarray
+    served_ci: np.ndarray
+    loss: np.ndarray
+    loss_ci: np.ndarray
+
+
+@memo(CACHE_SIZE)
+def sim_sweep(law, lam, a, c, patience, limits: tuple, bar=None) -> SimSweep:
+    """Simulated points at ``limits``, without impatience (where the load is below
+    ``SIM_MAX_LOAD``) and with patience τ; one cached run per point, so a progress
+    bar moves between them."""
+    loads = np.asarray(token_limit.utilization(lam, a, c, law.law, np.array(limits)))
+    jobs = [(n, None, i) for i, (n, r) in enumerate(zip(limits, loads)) if r < SIM_MAX_LOAD]
+    jobs += [(n, patience, i) for i, n in enumerate(limits)]
+    out = {"plain": [], "patient": []}
+    for j, (n, tau, i) in enumerate(jobs):
+        r = _sim_point(law, lam, a, c, n, tau, i)
+        out["plain" if tau is None else "patient"].append((n, r))
+        if bar is not None:
+            bar.progress((j + 1) / len(jobs), "Simulating…")
+    plain, patient = out["plain"], out["patient"]
+    return SimSweep(plain_n=np.array([n for n, _ in plain]),
+                    plain_wait=np.array([r.mean_wait_all for _, r in plain]),
+                    plain_ci=np.array([r.ci95_wait_all for _, r in plain]),
+                    n=np.array([n for n, _ in patient]),
+                    served_wait=np.array([r.mean_wait_served for _, r in patient]),
+                    served_ci=np.array([r.ci95_wait_served for _, r in patient]),
+                    loss=np.array([r.loss_fraction for _, r in patient]),
+                    loss_ci=np.array([r.ci95_loss for _, r in patient]))

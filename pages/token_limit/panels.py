@@ -1,0 +1,111 @@
+"""The token-limit page's panels: the latency-profile input, the answer at the chosen
+limit, and §V-B's paper-vs-model table."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.token_limit import percent_change
+from pages.token_limit import data, inputs
+from ui import share
+from ui.panel import results_markdown
+
+
+def profile_input() -> inputs.Profile:
+    """Latency profile widgets (a preset's fit, or typed a and c) with a fit caption."""
+    table = data.preset_table()
+    choice = st.selectbox("Latency profile", inputs.PRESET.choices, key=inputs.PRESET.key,
+                          format_func=lambda p: table[p][0] if p in table else "Type a and c…")
+    if choice == inputs.TYPED:
+        share.number_input(inputs.A_S, "a (s per output token)", step=0.001, format="%.5f")
+        share.number_input(inputs.C_S_FIELD, "c (s per request)", step=0.05)
+        s = st.session_state
+        return inputs.Profile("typed a, c", float(s[inputs.A_S.key]), float(s[inputs.C_S_FIELD.key]))
+    name, _, inp, out, lat = table[choice]
+    fit = data.latency_fit(out, lat)
+    st.toggle("Add an input-token term", key=inputs.INPUT_TERM.key,
+              help="S = a·n_out + b·n_in + c, with a fixed prompt length n_in.")
+    a, c = fit.a_s_per_token, fit.c_s
+    with_input = bool(st.session_state[inputs.INPUT_TERM.key])
+    if with_input:
+        share.number_input(inputs.PROMPT, "Prompt length n_in (tokens)", step=64)
+        fin = data.latency_fit_with_input(out, inp, lat)
+        c_in = float(fin.latency_s(0.0, st.session_state[inputs.PROMPT.key]))   # c + b·n_in
+        st.caption(f"Fit with input: a = {fin.a_s_per_token:.5g} s/token, b = "
+                   f"{fin.b_s_per_input_token:.4g} s/input token, c = {fin.c_s:.4g} s, "
+                   f"R² = {fin.r2:.4f}")
+        if c_in < 0:
+            st.error(f"c + b·n_in = {c_in:.3g} s is negative for this prompt length; using the "
+                     "fit without the input term.", icon=":material/error:")
+        else:
+            a, c = fin.a_s_per_token, c_in
+    st.caption(f"Fit S = a·n + c: a = {fit.a_s_per_token:.5g} s/token, c = {fit.c_s:.4g} s, "
+               f"R² = {fit.r2:.4f} (Table I, output tokens only)")
+    return inputs.Profile(name, float(a), float(c), (inp, out, lat), with_input)
+
+
+def _pct(x) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def answer_panel(p, free, scenario: inputs.Scenario) -> None:
+    """The chosen limit ``p`` against no limit ``free`` (``LimitPoint``s): one results
+    table and one sentence, drawn as a single element."""
+    lam, patience, method = scenario.lam_per_s, scenario.patience_s, scenario.method
+    stable = np.isfinite(p.mean_wait)
+    if not stable:
+        where = ("no limit is stable: a one-token answer already takes a + c"
+                 if p.stable_limit == 0 else f"the largest stable limit is {p.stable_limit:,.0f} tokens")
+        st.error(f"Unstable: {lam:.4g} requests/s is at or beyond the capacity of "
+                 f"{p.capacity_per_s:.4g} requests/s at a limit of {p.n_max:,.0f} tokens "
+                 f"(ρ = {p.load:.3f}); {where}. Without impatience the wait grows without bound; "
+                 "with patience τ users leave instead (the loss is shown).",
+                 icon=":material/warning:")
+    if free is None:        # no limit cannot be evaluated: compare with nothing
+        nan = float("nan")
+        free = dataclasses.replace(p, mean_wait=nan, load=nan, loss_fraction=nan,
+                                   mean_wait_served=nan)
+    free_stable = np.isfinite(free.mean_wait)
+    change = percent_change(p.mean_wait, free.mean_wait) if stable and free_stable else None
+    vs_free = ("n/a" if np.isnan(free.mean_wait) else "unstable" if not free_stable
+               else f"{free.mean_wait:.3g} s")
+    items = [
+        ("Mean wait E[W]", f"{p.mean_wait:.3g} s" if stable else "∞ (unstable)"),
+        ("E[W] without a limit", vs_free),
+        ("Change vs no limit", "n/a" if change is None else f"{change:+.1f} %"),
+        ("Answers clipped", _pct(p.clipped_share)),
+        ("Load ρ", f"{p.load:.3f} (no limit: {free.load:.3f})"),
+        (f"Impatient users lost (τ = {patience:g} s)", _pct(p.loss_fraction)),
+        ("Lost without a limit", "n/a" if np.isnan(free.loss_fraction)
+         else _pct(free.loss_fraction)),
+        ("Wait of served users E[W_qs]", f"{p.mean_wait_served:.3g} s"),
+        ("E[W_qs] without a limit", f"{free.mean_wait_served:.3g} s"),
+        ("Mean share of requested tokens served", _pct(p.mean_utility)),
+    ]
+    if not stable:
+        wait = "an unstable queue without impatience"
+    elif change is None:
+        wait = f"mean wait {p.mean_wait:.3g} s (no limit: unstable)"
+    else:
+        wait = f"mean wait {p.mean_wait:.3g} s ({change:+.1f} % vs no limit)"
+    st.markdown(results_markdown(items) + "\n\n"
+                f"**Limit {p.n_max:,.0f} → {wait}, {_pct(p.clipped_share)} of answers clipped, "
+                f"{_pct(p.loss_fraction)} of impatient users lost** (impatience model: {method}).")
+
+
+def paper_table(a: float, c: float) -> None:
+    """§V-B's numbers beside this model's (``engine.token_limit.paper_comparison``)."""
+    st.caption(f"§V-B's numbers beside this model's, with S = {a:.5g}·n + {c:.4g} s and the "
+               "paper's setting otherwise (lognormal(7, 0.7); λ = 1/40 for V1, λ = 1/25, "
+               "τ = 60 s, θ = 0.95, ℓ = 4 for V2).")
+    st.dataframe(pd.DataFrame([{"quantity": r.quantity, "unit": r.unit, "paper": r.paper,
+                                "model": round(r.model, 4), "why they differ": r.note}
+                               for r in data.paper(a, c)]), hide_index=True)
+    st.markdown("The token shares depend on the law alone and agree. The delays differ "
+                "because the paper's fit of S = a·n + c is not published: Table I's own fit "
+                "is about 5 % steeper. The V1 optimum of eq 10 cannot be 1600 with the "
+                "paper's delays, and eq 11's printed sign rewards delay, so the V2 optimum "
+                "with the corrected sign is a short limit.")
