@@ -103,18 +103,36 @@ def fit_batch_profile(batch_size, throughput_per_s, power_w=None) -> BatchProfil
     if np.any(b != np.round(b)):
         raise ValueError("batch_size must be whole numbers")
     thr = _positive_column(throughput_per_s, "throughput_per_s", b.size)
-    tau = 1000.0 * b / thr
-    time_fit = linear_fit(b, tau)
+    with np.errstate(over="ignore", under="ignore"):
+        tau = 1000.0 * (b / thr)
+    _finite(tau, "throughput_per_s", "batch times b/throughput")
+    time_fit = _fit_named(b, tau, "'batch_size', 'throughput_per_s'")
     extra = {}
     if power_w is not None:
         power = _positive_column(power_w, "power_w", b.size)
-        energy = power * tau / 1000.0
-        energy_fit = linear_fit(b, energy)
+        with np.errstate(over="ignore", under="ignore"):
+            energy = power * (tau / 1000.0)
+        _finite(energy, "power_w", "energies per batch power × batch time")
+        energy_fit = _fit_named(b, energy, "'batch_size', 'power_w'")
         extra = dict(energy_j=energy, beta_j=energy_fit.slope, c0_j=energy_fit.intercept,
                      r2_energy=energy_fit.r2, residuals_j=energy_fit.residuals)
     return BatchProfileFit(batch_size=b, batch_time_ms=tau, alpha_ms=time_fit.slope,
                            tau0_ms=time_fit.intercept, r2=time_fit.r2,
                            residuals_ms=time_fit.residuals, **extra)
+
+
+def _fit_named(x: np.ndarray, y: np.ndarray, columns: str) -> LinearFit:
+    """``linear_fit`` whose overflow (values near the float limit) names the columns."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = linear_fit(x, y)
+    if not (np.isfinite(f.slope) and np.isfinite(f.intercept) and np.isfinite(f.r2)):
+        raise ValueError(f"{columns}: the values are too extreme to fit a line")
+    return f
+
+
+def _finite(values: np.ndarray, column: str, what: str) -> None:
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{column}: the {what} overflow (values too extreme to fit)")
 
 
 # ---- LLM request latency by token counts (Yang et al. §II-B, Table I)

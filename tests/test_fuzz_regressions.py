@@ -355,3 +355,19 @@ def test_gpu_service_rate_with_the_target_at_a_lone_jobs_latency_is_zero():
     assert sla.gpu_service_rate(1.0, 1.5, 2.5, 3) == 0.0
     assert sla.gpu_service_rate(1.0, 1.0, 2.0) == 0.0       # was 1e-13: E[W] rounds to 2
     assert sla.gpu_service_rate(1.0, 1.5, 2.5 * (1 + 1e-6), 3) > 0.0
+
+
+def test_profile_fit_with_a_huge_batch_size_names_the_column():
+    """b = 1e308 with throughput 1e308 per s (found by the profile-editor fuzz test):
+    1000·b overflowed and the fit raised 'y must be finite', naming no column."""
+    try:                                      # the contract: a finite fit, or a named column
+        f = fit.fit_batch_profile([1.0, 1e308], [1e308, 1e308])
+    except ValueError as err:
+        assert "batch_size" in str(err)
+    else:
+        assert np.isfinite([f.alpha_ms, f.tau0_ms, f.r2]).all()
+        assert np.isfinite(f.batch_time_ms).all() and f.batch_time_ms[1] == 1000.0
+    with pytest.raises(ValueError, match="throughput_per_s"):
+        fit.fit_batch_profile([1.0, 1e308], [1e-300, 1e-300])
+    with pytest.raises(ValueError, match="power_w"):
+        fit.fit_batch_profile([1.0, 2.0], [100.0, 150.0], [1e308, 1e308])

@@ -7,6 +7,8 @@ number, several buttons in one horizontal row.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.memo import memo
@@ -41,24 +43,28 @@ def action_row():
     return st.container(horizontal=True, gap="small")
 
 
-def memo_figures(page: str, view: str, key: tuple, build, ctx: dict) -> list:
-    """``build(view, ctx)`` (a page's (name, figure) pairs) memoised on
-    (page, view, key), the 128 most recent kept for every session.  ``key`` must
-    hold every input the view's figures depend on: building Plotly figures is
-    most of a full rerun, and most reruns change none of a view's inputs.
-    Figures are shared, never modified after building."""
-    return _figures(page, view, key, build, ctx)
+ROOT = Path(__file__).resolve().parent.parent
 
 
-@memo(128)
-def _figures(page: str, view: str, key: tuple, _build, _ctx: dict) -> list:
-    return _build(view, _ctx)
-
-
-def formulas_panel(formulas: list[tuple[str, str]], errata: list[str],
+def formulas_panel(formulas: list[tuple[str, str]], errata: list[str], model: str,
                    heading: str = "Errata found in the paper") -> None:
-    """The formulas view: each (LaTeX, what it is) pair, then the paper's errata."""
+    """The formulas view: each (LaTeX, what it is) pair, the paper's errata, then the
+    model's document (``docs/models/<model>.md``: derivations, errata, how the exact
+    methods are checked) in an expander."""
     for tex, what in formulas:
         st.latex(tex)
         st.caption(what)
     st.markdown(f"**{heading}**\n" + "\n".join(f"- {e}" for e in errata))
+    path = model_doc(model)
+    with st.expander(f"Derivations, errata and checks ({path})"):
+        st.markdown(_doc_text(path))
+
+
+def model_doc(model: str) -> str:
+    """The repository path of a model's document."""
+    return f"docs/models/{model}.md"
+
+
+@memo(16)
+def _doc_text(path: str) -> str:
+    return (ROOT / path).read_text(encoding="utf-8")

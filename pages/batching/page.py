@@ -50,7 +50,7 @@ def rate_text(lam_per_ms: float, alpha_ms: float) -> str:
 def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
     """The charts of one view and their captions."""
     if view == views.FORMULAS:
-        formulas_panel(views.FORMULA_TEX, views.ERRATA)
+        formulas_panel(views.FORMULA_TEX, views.ERRATA, "batching")
         return
     for name, fig in views.figures(view, scenario, point):
         show_chart(fig, name)

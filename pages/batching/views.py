@@ -15,7 +15,6 @@ VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
 CHART_VIEWS = VIEWS[:-1]               # the views the report draws
 LOAD_VIEWS = (ENERGY, TAIL)            # their charts depend on the load (what-if fragment)
 X_TITLES = dict(zip(LOAD_UNITS, ("normalised load ρ = λα", "arrival rate (requests/s)")))
-DOCS = "docs/models/batching.md"
 
 FORMULA_TEX = [
     ("\\tau^{[b]} = \\alpha b + \\tau_0,\\quad \\mu^{[b]} = \\frac{b}{\\alpha b+\\tau_0}",
@@ -37,7 +36,6 @@ ERRATA = [
     "Theorem 2 compares φ0(λ, α, τ0) with φ1(λ, α, τ1): read τ0.",
     "The paper calls π0 hard and takes 'exact' values from simulation; here they are exact "
     "(generating function of the batch-size chain), checked against truncated chains and simulation.",
-    f"Derivations, errata and how the exact methods are checked: `{DOCS}`.",
 ]
 
 

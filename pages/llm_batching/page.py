@@ -52,7 +52,7 @@ def run():
     st.subheader("Operating point")
     base = operating_point(s, lims)
     if view == views.FORMULAS_VIEW:
-        formulas_panel(views.FORMULAS, views.ERRATA)
+        formulas_panel(views.FORMULAS, views.ERRATA, "llm_batching")
     else:
         # Curves over the whole λ axis, without the current-λ marker (which moves without
         # re-drawing them): keyed on the Scenario and the pinned one only.

@@ -45,7 +45,6 @@ ERRATA = [
     "finite (for heavy tails tiny) stability limit; a finite b_max keeps μ[b_max].",
     "§V's numbers (b* = 8, 125 s at λ = 0.43/s) rest on an unpublished fit: with Table I's "
     "per-token time that load is beyond every padded strategy.",
-    "Derivations and the checks behind each: docs/models/llm_batching.md.",
 ]
 
 

@@ -11,7 +11,6 @@ from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, results_markdown
 
 PAGE = "pipeline"
-DOC = "docs/models/pipeline.md"
 def exact_allowed(scenario: Scenario, n_phases: int) -> bool:
     """Small phase spaces are solved on every rerun; large ones once asked for."""
     solved = st.session_state.setdefault("_pipeline_solved", set())
@@ -68,8 +67,7 @@ def solve(sc: Scenario, k: tuple) -> data.Curves:
 
 def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None) -> None:
     if view == views.FORMULAS:
-        formulas_panel(views.FORMULAS_TEX, views.ERRATA)
-        st.caption(f"Derivations, the exact solvers and how they are checked: `{DOC}`.")
+        formulas_panel(views.FORMULAS_TEX, views.ERRATA, "pipeline")
         return
     if view == views.BUFFER:
         bar = LazyProgress("Solving capacities…")

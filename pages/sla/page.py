@@ -117,7 +117,7 @@ def run():
 
 def show_view(view: str, args: tuple, n, baseline) -> None:
     if view == views.FORMULAS_VIEW:
-        formulas_panel(views.FORMULAS, views.ERRATA, "Errata and limits of the approximation")
+        formulas_panel(views.FORMULAS, views.ERRATA, "sla", "Errata and limits of the approximation")
         return
     for name, fig in views.figures(view, *args, n=n, baseline=baseline):
         show_chart(fig, name)

@@ -42,7 +42,6 @@ ERRATA = [
     "at ρ = 0.7, c·μ = 0.1 and 19-51% low at ρ = 0.9 (64.5 ms against 131 ms at c·μ = 0.1). "
     "Mean tries 18.1 against the paper's 1/(1 − ρ) = 10 at ρ = 0.9, c·μ = 0.1. The retry "
     "correction (dotted) gives 80 ms there and is within 1-8% at c·μ = 1.",
-    "Derivations and the checks behind each: docs/models/sla.md.",
 ]
 
 

@@ -55,7 +55,7 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
     """The charts of one view with their captions (Formulas and Paper vs model: text)."""
     profile = scenario.profile
     if view == views.FORMULAS:
-        formulas_panel(views.FORMULA_TEX, views.ERRATA, "Errata and remarks on the paper")
+        formulas_panel(views.FORMULA_TEX, views.ERRATA, "token_limit", "Errata and remarks on the paper")
         return
     if view == views.PAPER:
         paper_table(profile.a_s, profile.c_s)

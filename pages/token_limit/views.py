@@ -16,7 +16,6 @@ FORMULAS = "Formulas"
 VIEWS = (DELAY, OPTIMAL, TOKEN_LAW, FIT, PAPER, FORMULAS)
 CHART_VIEWS = (DELAY, OPTIMAL, TOKEN_LAW, FIT)     # the views the report draws
 LIMIT_VIEWS = (TOKEN_LAW,)          # their charts mark the chosen limit (what-if fragment)
-DOCS = "docs/models/token_limit.md"
 
 FORMULA_TEX = [
     ("S = a\\,\\min(n, n_{max}) + c,\\quad \\rho = \\lambda E[S]",
@@ -45,7 +44,6 @@ ERRATA = [
     "§V-B rests on a fit of S = a·n + c the paper does not publish; Table I's own fit gives "
     "a = 0.023087 s/token, c = 0.490 s (see Paper vs model for the consequences).",
     "Eqs 2-3 are the moments of min(n, n_max); they are summed here as Σ P(n > k).",
-    f"Derivations, errata and how the exact methods are checked: `{DOCS}`.",
 ]
 
 

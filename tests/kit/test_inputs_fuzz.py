@@ -126,7 +126,7 @@ def test_pasted_path_is_read_as_text_not_opened(tmp_path):
     upload = UPLOADS["LLM batching token counts"]
     for text in (str(secret), "/etc/passwd", "/etc/hostname"):
         message = outcome(upload, text)          # opened, the first would parse (7, 8, 9)
-        assert message is not None and "empty" in message, message
+        assert message is not None and ("empty" in message or "got 0" in message), message
         assert "root:" not in message
 
 
