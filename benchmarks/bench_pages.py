@@ -14,8 +14,9 @@ Two measures per rerun:
   hit both pages alike.
 
 Each page's what-if slider (the load, the token limit or the replicas) is drawn
-inside an ``st.fragment``: a move re-runs only what depends on it; the goal is
-judged on it.  One sidebar input per page is shown too: it re-runs the page.  Values are cycled
+inside an ``st.fragment``: a move re-runs only what depends on it.  One sidebar
+input per page re-runs the whole page.  Both are judged against 2x the bare
+page (issue goals).  Values are cycled
 several times, so results cached by the page count as they would for a user
 moving a slider back and forth.
 """
@@ -54,7 +55,7 @@ SIDEBAR = {
     "CPU-GPU pipeline": ("K", (4, 8, 12, 6)),
     "Autoscaling SLA": ("amplitude", (0.2, 0.5, 0.8, 0.4)),
 }
-CYCLES = 8
+CYCLES = 12
 
 
 async def _moves(session: Session, key: str, values, pid: int) -> tuple[float, float]:
@@ -102,8 +103,7 @@ def run() -> list[Row]:
         what_if = key == next(k for t, _, k, _ in PAGES if t == title)
         rows.append(Row(f"{title} {'what-if' if what_if else 'sidebar'} move, CPU ({key})",
                         p_cpu * 1e3, "ms", "bare page ms", b_cpu * 1e3, b_cpu / p_cpu,
-                        "<= 2x bare" if what_if else "(shown)",
-                        p_cpu <= 2 * b_cpu if what_if else None))
+                        "<= 2x bare", p_cpu <= 2 * b_cpu))
         if what_if:
             rows.append(Row(f"{title} what-if move, wall ({key})", p_wall * 1e3, "ms",
                             "bare page ms", b_wall * 1e3, b_wall / p_wall, "(shown)", None))

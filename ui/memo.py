@@ -91,6 +91,22 @@ class _Memo:
         with self.lock:
             self.data.clear()
 
+    def ready(self, *args, **kwargs) -> bool:
+        """Whether a call with these arguments would be answered from the memo."""
+        key = self._key(args, kwargs)
+        with self.lock:
+            return self._get(key)[0]
+
+
+def with_spinner(text: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (a ``memo``'d function), under an ``st.spinner`` only
+    when it has work to do: a spinner costs a timer thread and messages on every
+    rerun, and most reruns find the result memoised."""
+    if fn.ready(*args, **kwargs):
+        return fn(*args, **kwargs)
+    with st.spinner(text):
+        return fn(*args, **kwargs)
+
 
 def _hashable(value):
     if isinstance(value, dict):

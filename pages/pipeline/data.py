@@ -31,6 +31,7 @@ K_FAMILY = (1, 2, 4, 8, 16, 32, 64)
 C_FAMILY = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
+@memo(CACHE_SIZE)
 def phases(mu_cpu, mu_mem, mu_cu, K: int, c: int, blocking: str) -> int:
     """Phase count N of the exact solve for these rates (its cost grows as N³):
     small wherever the compute units provably never all fill."""
@@ -180,6 +181,7 @@ def c_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None):
     return _family(values, mu_cpu, mu_mem, mu_cu, blocking, "c", K, c, bar)
 
 
+@memo(CACHE_SIZE)
 def what_if(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> dict:
     """Capacity (per ms) with a bigger buffer or more units (same per-unit rate);
     None where the phase space is beyond ``N_LIMIT``."""

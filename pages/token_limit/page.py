@@ -7,7 +7,7 @@ from pages.token_limit.inputs import Point
 from ui import compare, share
 from ui import token_law_input as tli
 from ui.export import report_button, show_chart
-from ui.memo import LazyProgress
+from ui.memo import LazyProgress, with_spinner
 from ui.panel import action_row, formulas_panel
 
 PAGE = "tokens"
@@ -63,8 +63,8 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
     if view == views.FIT and profile.table is None:
         st.info(f"Typed profile: S = {profile.a_s:.5g}·n + {profile.c_s:.4g} s "
                 "(no measurements to show).")
-    with st.spinner("Searching the best limits…" if view == views.OPTIMAL else "Drawing…"):
-        shown = views.figures(view, scenario, point)
+    shown = with_spinner("Searching the best limits…" if view == views.OPTIMAL else "Drawing…",
+                         views.figures, view, scenario, point)
     for name, fig in shown:
         show_chart(fig, name)
     if view == views.OPTIMAL:

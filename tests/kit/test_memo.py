@@ -154,3 +154,16 @@ def test_lazy_progress_draws_a_bar_only_once_it_moves(move, elements):
     drawn = [e.value if e.type == "markdown" else e.type for e in at.main
              if e.type in ("markdown", "progress")]
     assert drawn == elements
+
+
+def test_ready_tells_whether_a_call_is_memoised():
+    calls = []
+
+    @memo(4)
+    def square(x, bar=None):
+        calls.append(x)
+        return x * x
+
+    assert not square.ready(3)
+    assert square(3, bar=object()) == 9 and square.ready(3) and square.ready(3, bar=1)
+    assert not square.ready(4) and calls == [3]
