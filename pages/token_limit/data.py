@@ -24,10 +24,12 @@ SIM_MAX_LOAD = 0.95         # no simulation without impatience closer to saturat
 MAX_NO_LIMIT_TOKENS = token_limit.NO_LIMIT_MAX_TOKENS
 
 
+@memo(CACHE_SIZE)
 def n_max_grid(lo: int, hi: int) -> tuple:
     return tuple(float(x) for x in token_limit.limit_grid(lo, hi, N_POINTS))
 
 
+@memo(CACHE_SIZE)
 def sim_limits(lo: int, hi: int) -> tuple:
     return tuple(float(x) for x in token_limit.limit_grid(lo, hi, N_SIM_POINTS))
 
