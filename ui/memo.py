@@ -1,9 +1,8 @@
 """Memoisation of the pages' data functions, and progress bars drawn only when needed.
 
 ``st.cache_resource`` hashes every argument with its own hasher and reads the
-function's signature on every call (about 1 ms a call, more for a trace of a
-thousand floats); a sidebar move calls a page's cached functions a dozen times,
-nearly all hits, so that was a fifth of the move.  These functions take
+function's signature on every call, and a sidebar move calls a page's cached
+functions a dozen times, nearly all hits (docs/benchmarks.md).  These functions take
 hashable arguments (numbers, strings, tuples, frozen dataclasses), so Python's
 own hash is enough: ``memo`` keeps the ``maxsize`` most recent results for every
 session, computes each key once even when sessions ask at the same time (the
