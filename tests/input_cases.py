@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from engine.token_laws import EmpiricalTokens
 from pages.batching import profile_input
+from pages.batching.uploads import parse_profile_csv
 from pages.sla.uploads import MAX_INTERVALS, MIN_INTERVAL_S, parse_trace_csv
 from ui.token_counts import parse_token_counts
-from ui.uploads import MAX_UPLOAD_BYTES, parse_profile_csv, read_csv_table
 
 FORMULA = "=cmd|' /C calc'!A0"
 SCRIPT = "<script>alert(1)</script>"

@@ -13,14 +13,6 @@ import pandas as pd
 MAX_UPLOAD_BYTES = 2_000_000          # also the app's upload cap (see .streamlit/config.toml)
 MAX_ROWS = 10_000
 
-PROFILE_COLUMNS = {
-    "batch_size": ("batch_size", "batch", "b"),
-    "throughput_per_s": ("throughput_per_s", "throughput", "throughput_images_per_s",
-                         "images_per_s", "jobs_per_s"),
-    "power_w": ("power_w", "power", "board_power_w", "watts"),
-}
-
-
 def decode_text(data: bytes | str, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     """Uploaded bytes (or pasted text) as text: size cap, UTF-8, not empty."""
     if isinstance(data, bytes):
@@ -60,50 +52,33 @@ def normalise_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _numeric(frame: pd.DataFrame, column: str, label: str) -> np.ndarray:
+def numeric_column(frame: pd.DataFrame, column: str, label: str | None = None,
+                   positive: bool = True) -> np.ndarray:
+    """A text column of finite numbers, positive (or, with ``positive=False``, not
+    negative), as floats; otherwise ``ValueError`` naming ``label`` (the column's name
+    by default) and the first bad row (rows counted as in a spreadsheet: header 1)."""
+    label = label or column
     text = frame[column].fillna("").str.strip()
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():
-        row = int(np.flatnonzero(bad)[0]) + 2           # +1 header, +1 one-based
-        shown = repr(text.iloc[row - 2]) if text.iloc[row - 2] else "an empty cell"
-        raise ValueError(f"column '{label}', row {row}: {shown} is not a finite number")
-    if np.any(values <= 0):
-        row = int(np.flatnonzero(values <= 0)[0]) + 2
-        raise ValueError(f"column '{label}', row {row}: values must be positive")
+        i = int(np.flatnonzero(bad)[0])
+        shown = repr(text.iloc[i]) if text.iloc[i] else "an empty cell or NaN"
+        raise ValueError(f"column '{label}', row {i + 2}: {shown} is not a finite number")
+    low = values <= 0 if positive else values < 0
+    if low.any():
+        i = int(np.flatnonzero(low)[0])
+        rule = "must be positive" if positive else "must not be negative"
+        raise ValueError(f"column '{label}', row {i + 2}: values {rule}")
     return values
 
 
-def _find(frame: pd.DataFrame, names) -> str | None:
+def find_column(frame: pd.DataFrame, names) -> str | None:
+    """The first of ``names`` that is a column of ``frame``, or None."""
     for name in names:
         if name in frame.columns:
             return name
     return None
-
-
-def parse_profile_csv(data: bytes | str) -> dict:
-    """Batch-size profile: columns batch_size, throughput_per_s and optional power_w.
-
-    Returns {"batch_size", "throughput_per_s", "power_w" (or None)} as float arrays
-    sorted by batch size.  Raises ``ValueError`` naming the column and row.
-    """
-    frame = read_csv_table(data)
-    cols = {key: _find(frame, names) for key, names in PROFILE_COLUMNS.items()}
-    missing = [k for k in ("batch_size", "throughput_per_s") if cols[k] is None]
-    if missing:
-        raise ValueError(f"missing column(s) {', '.join(missing)}; found: "
-                         f"{', '.join(frame.columns) or 'none'}")
-    if len(frame) < 2:
-        raise ValueError(f"need at least 2 rows to fit a line, got {len(frame)}")
-    out = {key: _numeric(frame, col, key) for key, col in cols.items() if col is not None}
-    b = out["batch_size"]
-    if np.any(b != np.round(b)):
-        raise ValueError("column 'batch_size': batch sizes must be whole numbers")
-    if np.unique(b).size != b.size:
-        raise ValueError("column 'batch_size': each batch size may appear only once")
-    order = np.argsort(b)
-    return {"batch_size": b[order], "throughput_per_s": out["throughput_per_s"][order],
-            "power_w": out["power_w"][order] if "power_w" in out else None}
 
 
 def neutralise_cell(value):

@@ -14,7 +14,8 @@ import streamlit as st
 
 from pages.batching import data
 from ui import share
-from ui.uploads import MAX_UPLOAD_BYTES, parse_profile_csv
+from pages.batching.uploads import parse_profile_csv
+from ui.uploads import MAX_UPLOAD_BYTES
 
 CUSTOM = "custom"
 _LAST = "_gpu_last_valid_profile"

@@ -13,10 +13,9 @@ message fit to show next to the input.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from engine.sla import trace_rates
-from ui.uploads import read_csv_table
+from ui.uploads import find_column, numeric_column, read_csv_table
 
 TIME_COLUMNS = ("time_s", "time", "t", "start_s")
 RATE_COLUMNS = ("rate_per_s", "rate", "requests_per_s", "rps", "lambda")
@@ -25,34 +24,16 @@ MIN_INTERVAL_S = 1.0        # finer traces make the provisioning window (delay /
 STAMP_COLUMNS = ("timestamp_s", "timestamp", "arrival_s", "arrival")
 
 
-def _find(frame: pd.DataFrame, names) -> str | None:
-    return next((name for name in names if name in frame.columns), None)
-
-
-def _column(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """Finite, non-negative numbers, or an error naming the column and row."""
-    text = frame[column].fillna("").str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        shown = repr(text.iloc[i]) if text.iloc[i] else "an empty cell or NaN"
-        raise ValueError(f"column '{column}', row {i + 2}: {shown} is not a finite number")
-    if np.any(values < 0):
-        i = int(np.flatnonzero(values < 0)[0])
-        raise ValueError(f"column '{column}', row {i + 2}: values must not be negative")
-    return values
-
-
 def parse_trace_csv(data: bytes | str, interval_s: float) -> dict:
     """{"rate_per_s": array, "interval_s": float, "kind": "rates" | "timestamps"}."""
     frame = read_csv_table(data)
-    time_col, rate_col = _find(frame, TIME_COLUMNS), _find(frame, RATE_COLUMNS)
-    stamp_col = _find(frame, STAMP_COLUMNS)
+    time_col, rate_col = find_column(frame, TIME_COLUMNS), find_column(frame, RATE_COLUMNS)
+    stamp_col = find_column(frame, STAMP_COLUMNS)
     if len(frame) < 2:
         raise ValueError(f"need at least 2 rows, got {len(frame)}")
     if time_col and rate_col:
-        t, rate = _column(frame, time_col), _column(frame, rate_col)
+        t = numeric_column(frame, time_col, positive=False)
+        rate = numeric_column(frame, rate_col, positive=False)
         step = np.diff(t)
         if np.any(step <= 0):
             i = int(np.flatnonzero(step <= 0)[0]) + 1
@@ -67,7 +48,7 @@ def parse_trace_csv(data: bytes | str, interval_s: float) -> dict:
                              "intervals)")
         return {"rate_per_s": rate, "interval_s": float(step[0]), "kind": "rates"}
     if stamp_col:
-        stamps = _column(frame, stamp_col)
+        stamps = numeric_column(frame, stamp_col, positive=False)
         down = np.flatnonzero(np.diff(stamps) < 0)
         if down.size:
             i = int(down[0]) + 1

@@ -5,7 +5,8 @@ import pytest
 
 from pages.batching import figures as figs
 from ui.export import figure_csv, figure_frame, figure_html, report_html
-from ui.uploads import neutralise_cell, parse_profile_csv
+from pages.batching.uploads import parse_profile_csv
+from ui.uploads import neutralise_cell
 
 
 def _trace(fig, name):
