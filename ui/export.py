@@ -59,11 +59,15 @@ def figure_csv(fig: go.Figure) -> bytes:
 
 
 def report_html(title: str, parameters: dict, sections: list[tuple[str, go.Figure, str]],
-                formulas: list[str], notes: list[str] = ()) -> str:
+                formulas: list[str], notes: list[str] = (), *, answer=(), scenario: str = "") -> str:
     """The page as one offline HTML report: parameters, charts (with captions),
     formulas and notes.  Every user-supplied string is HTML-escaped."""
     rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                    for k, v in parameters.items())
+    answer_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+                          for k, v in answer)
+    opening = (f"<p>{html.escape(scenario)}</p>" if scenario else "") + (
+        f"<h2>Answer</h2><table>{answer_rows}</table>" if answer_rows else "")
     parts = []
     for i, (heading, fig, caption) in enumerate(sections):
         parts.append(f"<h2>{html.escape(heading)}</h2>")
@@ -79,7 +83,7 @@ def report_html(title: str, parameters: dict, sections: list[tuple[str, go.Figur
 margin:2em auto;color:#222}} table{{border-collapse:collapse}} th,td{{border:1px solid #ccc;
 padding:4px 8px;text-align:left}} .cap{{color:#555;font-size:0.9em}} code{{font-size:0.95em}}</style>
 </head><body><h1>{html.escape(title)}</h1><p>Inference Queueing Lab report, {stamp}.</p>
-<h2>Parameters</h2><table>{rows}</table>{''.join(parts)}
+{opening}<h2>Inputs</h2><table>{rows}</table>{''.join(parts)}
 <h2>Formulas</h2><ul>{formula_list}</ul>{f'<h2>Notes</h2><ul>{note_list}</ul>' if notes else ''}
 {_BOTH_FORMATS_JS}</body></html>"""
 
@@ -124,18 +128,22 @@ def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None
 
 
 def report_button(title: str, parameters: dict, sections, formulas, notes, file_name: str,
-                  where=None) -> None:
+                  where=None, *, answer=(), scenario: str = "") -> None:
     """"Download report": the offline HTML report, built only when clicked.
 
-    ``sections``: a callable returning [(heading, figure, caption)] (every chart of
-    the page); ``formulas``: [(latex, what)] as the pages list them; ``where``: the
-    container to draw the button in (the page by default).
+    ``answer``: the page's result rows [(label, value with units)], ``scenario``: one
+    plain sentence; the report opens with them.  ``sections``: a callable returning
+    [(human title, figure, caption)] (every chart of the page); ``formulas``:
+    [(latex, what)] as the pages list them; ``where``: the container to draw the
+    button in (the page by default).
     """
     import streamlit as st
 
+    answer = list(answer)
     (st if where is None else where).download_button(
         "Download report (all charts, offline HTML)",
         lambda: report_html(title, parameters, sections(),
-                            [what + ": " + tex for tex, what in formulas], notes),
+                            [what + ": " + tex for tex, what in formulas], notes,
+                            answer=answer, scenario=scenario),
         file_name, "text/html", key="report", on_click="ignore",
         icon=":material/description:")
