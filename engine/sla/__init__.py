@@ -21,9 +21,9 @@ d1 = d2 = 0.25 ms, Δ = 0.5 ms (simulation needs 11 with random_retry):
 """
 from ..core.service_laws import (SERVICE_LAWS, empirical_service, service_cdf,  # noqa: F401
                                  service_law, service_sampler)
-from .cdfs import (erlang_c, mmn_response_cdf, mmn_response_percentile,  # noqa: F401
+from .cdfs import (MISS_RESOLUTION, erlang_c, mmn_response_cdf, mmn_response_percentile,  # noqa: F401
                    mmn_waiting_cdf, mmn_waiting_percentile, response_cdf,
-                   response_percentile, retry_busy_probability, utilisation,
+                   resolved_miss, response_percentile, retry_busy_probability, utilisation,
                    waiting_percentile)
 from .checks import check_delays, check_probability  # noqa: F401
 from .gpu import gpu_service_rate  # noqa: F401

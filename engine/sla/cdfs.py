@@ -15,6 +15,17 @@ from .checks import check_delays, check_probability
 TAIL_EPS = 1e-17         # geometric terms dropped once ρ^(r+1) is below this
 R_BLOCK = 256            # retries summed per block in response_cdf
 
+# The smallest share of late requests, 1 − P(R ≤ RT), that these methods resolve.
+# P(R ≤ RT) is a sum of terms in [0, 1], each a product of a weight and a service
+# CDF near 1 that are exact to a few ulps; numpy sums each block of R_BLOCK terms
+# pairwise (error ≤ log2(256) = 8 ulps) and adds the blocks in turn (one ulp each).
+# The complement 1 − P therefore carries an absolute error up to about
+# (8 + 4 + blocks)·eps, eps = 2.2e-16: below 1e-12 for up to 4,500 blocks (1.1
+# million retries summed), far beyond any page input (r_max ≤ RT/c and the tail
+# cut at ρ^(r+1) < 1e-17).  M/M/n's 1 − CDF is formed the same way (1 − (1 − tail)).
+# Values below this are rounding noise (1e-16 where the true value is 1e-30).
+MISS_RESOLUTION = 1e-12
+
 
 def utilisation(lam, mu, n):
     """ρ = λ/(nμ), the busy probability of a first try (eq 2); ``inf`` where undefined
@@ -101,6 +112,16 @@ def response_cdf(rt, lam, mu, n, d1, d2, delta, service, *, p_retry_busy=None):
         mass = np.where(q >= 1.0, 1.0 - rho_s, 1.0)
         total = np.where(instant, cdf(np.where(instant, rt - d1, -1.0)) * mass, total)
     return np.where(stable, np.clip(total, 0.0, 1.0), 0.0)[()]
+
+
+def resolved_miss(within):
+    """The share of late requests 1 − P(R ≤ RT) from a computed P(R ≤ RT)
+    (``response_cdf``, ``mmn_response_cdf``), ``nan`` where below
+    ``MISS_RESOLUTION`` (not resolved: rounding noise, shown as "below 1e-12")."""
+    within = np.asarray(within, dtype=float)
+    miss = 1.0 - within
+    with np.errstate(invalid="ignore"):
+        return np.where(miss >= MISS_RESOLUTION, miss, np.nan)[()]
 
 
 def retry_busy_probability(lam, mu, n, d1, d2, delta):

@@ -36,6 +36,14 @@ class ReplicaPlan:
     late_requests: float            # expected requests over rt beyond the SLA's allowance
     cost_per_gpu_hour: float = 1.0
     mu_per_s: float = float("nan")  # service rate of one replica
+    total_requests: float = 0.0     # requests over the whole trace (rate × interval summed)
+    static_violation_intervals: int = 0   # the same two counts for the static peak fleet
+    static_late_requests: float = 0.0
+
+    @property
+    def intervals(self) -> int:
+        """Intervals in the trace (the denominator of ``violation_intervals``)."""
+        return int(self.rate_per_s.size)
 
     @property
     def savings(self) -> float:
@@ -155,7 +163,9 @@ def plan_replicas(trace, mu, rt, percentile, d1=0.0, d2=0.0, delta=0.0, service=
     whole intervals), surplus replicas are released at once, so the replicas
     serving in interval t are min(needed[t−k..t]).  Paid: ``ordered``.  Static:
     max(needed) for the whole trace.  ``late_requests`` sums (allowed − achieved
-    fraction within rt) × requests over the intervals that miss the SLA.
+    fraction within rt) × requests over the intervals that miss the SLA; the
+    ``static_*`` counts are the same for the static fleet (``needed.max()`` replicas in
+    every interval: none where eq 7 is the judge, as it has at least the replicas needed).
     """
     rate = trace_rates(trace, interval_s, kind)
     interval = float(INTERVAL.check(interval_s))
@@ -179,17 +189,22 @@ def plan_replicas(trace, mu, rt, percentile, d1=0.0, d2=0.0, delta=0.0, service=
     padded = np.concatenate([np.full(k, need[0]), need])
     windows = np.lib.stride_tricks.sliding_window_view(padded, k + 1)
     serving = windows.min(axis=1)
-    within = np.atleast_1d(response_cdf(rt, rate, mu_, serving, d1, d2, delta, service,
+    fleets = np.stack([serving, np.full_like(serving, need.max())])
+    within = np.atleast_1d(response_cdf(rt, rate, mu_, fleets, d1, d2, delta, service,
                                         p_retry_busy=p_retry_busy))
     within = np.where(rate > 0, within, 1.0)
     met = within >= pc
     hours = interval / S_PER_HOUR
     gpu_h = float(need.sum() * hours)
     static_h = float(need.max() * need.size * hours)
-    late = float(np.sum(np.maximum(pc - within, 0.0) * rate * interval))
+    late = np.sum(np.maximum(pc - within, 0.0) * rate * interval, axis=-1)
+    within, static_met = within[0], met[1]
+    met = met[0]
     return ReplicaPlan(interval_s=interval, rate_per_s=rate, needed=need, ordered=need,
                        serving=serving, sla_met=met, within_rt=within, gpu_hours=gpu_h,
                        static_gpu_hours=static_h, cost=gpu_h * price,
                        static_cost=static_h * price, violation_intervals=int(np.sum(~met)),
-                       late_requests=late, cost_per_gpu_hour=price,
-                       mu_per_s=mu_)
+                       late_requests=float(late[0]), cost_per_gpu_hour=price,
+                       mu_per_s=mu_, total_requests=float(np.sum(rate) * interval),
+                       static_violation_intervals=int(np.sum(~static_met)),
+                       static_late_requests=float(late[1]))

@@ -52,11 +52,13 @@ def answers(s) -> dict:
             "offered": float(sla.offered_load(s.lam, s.mu))}
 
 
-def curve_top(s, n: int) -> float:
-    """The largest replica count on the curves: past every answer and the chosen n."""
+def curve_top(s) -> float:
+    """The largest replica count on the curves, past every answer: a function of the
+    scenario alone (not of the what-if n, which moves without redrawing the charts),
+    so a share link redraws exactly the range its sender saw."""
     ans = answers(s)
-    known = np.array([ans["approx"], ans["mmn"], n], dtype=float)
-    return float(known[np.isfinite(known)].max() * 1.25 + 6)
+    known = np.array([ans["approx"], ans["mmn"], ans["stable"]], dtype=float)
+    return float(known[np.isfinite(known)].max() * 1.25 + 10)
 
 
 def _fix_useful(s) -> bool:
@@ -82,7 +84,9 @@ def n_grid(lam: float, mu: float, top: float) -> np.ndarray:
 @long_running
 def n_curves(s, top: float) -> dict:
     """Analytic curves against n: P(R ≤ RT) (eq 7, eq 7 with the retry correction,
-    M/M/n) and the p-th percentile wait in ms (eq 1 as printed, its quantile, M/M/n)."""
+    M/M/n), the share of late requests 1 − P(R ≤ RT) (``miss_*``, nan below
+    ``engine.sla.MISS_RESOLUTION``) and the p-th percentile wait in ms (eq 1 as
+    printed, its quantile, M/M/n)."""
     n = n_grid(s.lam, s.mu, top)
     out = {"n": n,
            "within_eq7": np.asarray(sla.response_cdf(s.rt, s.lam, s.mu, n, *s.delays,
@@ -94,14 +98,25 @@ def n_curves(s, top: float) -> dict:
                                                             *s.delays)),
            "omega_mmn_ms": sla.ms_from_s(sla.mmn_waiting_percentile(s.percentile, s.lam,
                                                                     s.mu, n)),
-           "n_fix": None, "within_fix": None}
+           "n_fix": None, "within_fix": None, "miss_fix": None}
     if n[-1] <= FIX_MAX_N and _fix_useful(s):
         n_fix = np.unique(n[np.round(np.linspace(0, n.size - 1, FIX_POINTS)).astype(int)])
         q = sla.retry_busy_probability(s.lam, s.mu, n_fix, *s.delays)
         out["n_fix"] = n_fix
         out["within_fix"] = np.asarray(sla.response_cdf(s.rt, s.lam, s.mu, n_fix, *s.delays,
                                                         s.service, p_retry_busy=q), float)
+        out["miss_fix"] = sla.resolved_miss(out["within_fix"])
+    out["miss_eq7"] = sla.resolved_miss(out["within_eq7"])
+    out["miss_mmn"] = sla.resolved_miss(out["within_mmn"])
     return out
+
+
+def resolved_curve(n, miss) -> tuple:
+    """(n, share late) at the resolved points only: a hashable curve to pin as a
+    baseline (no nan, which would defeat the memo's key comparison)."""
+    keep = np.isfinite(np.asarray(miss, float))
+    return (tuple(np.asarray(n, float)[keep].tolist()),
+            tuple(np.asarray(miss, float)[keep].tolist()))
 
 
 def sim_grid(s, simulate: bool) -> tuple:
@@ -146,7 +161,7 @@ def sim_sweep(s, ns: tuple, bar=None) -> dict | None:
         if bar is not None:
             bar.progress((i + 1) / len(ns), f"Simulating random dispatch at n = {int(n)}…")
     within = np.array([r.fraction_within(s.rt) for r in results])
-    return {"n": np.asarray(ns), "within": within,
+    return {"n": np.asarray(ns), "within": within, "miss": sla.resolved_miss(within),
             "omega_ms": sla.ms_from_s([r.waiting_percentile(s.percentile) for r in results]),
             "fewest": sla.fewest_meeting(ns, within, s.percentile),
             "all_meet": bool(within[0] >= s.percentile / 100.0)}
@@ -176,9 +191,11 @@ def at_replicas(s, n: int, simulate: bool) -> dict:
     """The what-if numbers at n replicas: utilisation, P(R ≤ RT) by eq 7 and simulated."""
     run = sim_point(s, float(n), sim_requests(n)) if can_simulate(s, n, simulate) else None
     rho = float(sla.utilisation(s.lam, s.mu, n))
+    within = float(sla.response_cdf(s.rt, s.lam, s.mu, n, *s.delays, s.service))
     return {"stable": rho < 1.0, "utilisation": rho, "capacity": float(n * s.mu),
-            "within_eq7": float(sla.response_cdf(s.rt, s.lam, s.mu, n, *s.delays, s.service)),
-            "within_sim": None if run is None else float(run.fraction_within(s.rt))}
+            "within_eq7": within, "miss_eq7": float(sla.resolved_miss(within)),
+            "within_sim": None if run is None else float(run.fraction_within(s.rt)),
+            "miss_sim": None if run is None else float(1.0 - run.fraction_within(s.rt))}
 
 
 def synthetic_interval(hours: float, interval_s: float) -> float:

@@ -12,11 +12,19 @@ from ui.memo import memo
 from . import data
 from . import figures as figs
 
-REPLICAS, RESPONSE_TIME, TRACE_COST, FORMULAS_VIEW = (
-    "Replicas", "Response time", "Trace & cost", "Formulas")
-VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, FORMULAS_VIEW)
-CHART_VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST)
+REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER, FORMULAS_VIEW = (
+    "Replicas", "Response time", "Trace & cost", "Paper vs model", "Formulas")
+VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER, FORMULAS_VIEW)
+CHART_VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER)
 N_VIEWS = (RESPONSE_TIME,)        # drawn at the what-if n (inside the fragment)
+
+# The report's heading of each chart (the names above are file names).
+TITLES = {"sla_vs_replicas": "Share of requests slower than the target, by replicas",
+          "waiting_vs_replicas": "Wait before service, by replicas",
+          "response_cdf": "Share of requests answered within a time, at the chosen replicas",
+          "trace_replicas": "Load over the trace and the replicas serving it",
+          "cost": "Cost over the trace: autoscaled against a static fleet",
+          "paper_vs_model_waiting": "Paper vs model: eq 1 as printed against its own law"}
 
 FORMULAS = [
     ("\\omega_p = d_1 + \\Big(\\frac{\\ln(1-p/100)}{\\ln(\\lambda/(n\\mu))} - 1\\Big)(d_1+d_2+\\Delta)",
@@ -49,16 +57,27 @@ def _replicas(s, top, simulate, n, baseline) -> list:
     cur = data.n_curves(s, top)
     sim = data.sim_sweep(s, data.sim_grid(s, simulate))
     capacity = float(sla.offered_load(s.lam, s.mu))
-    fix = None if cur["n_fix"] is None else (cur["n_fix"], cur["within_fix"])
+    fix = None if cur["n_fix"] is None else (cur["n_fix"], cur["miss_fix"])
     return [("sla_vs_replicas", figs.miss_figure(
-                cur["n"], cur["within_eq7"], cur["within_mmn"], percentile=s.percentile,
-                n_capacity=capacity, fix=fix,
-                sim=None if sim is None else (sim["n"], sim["within"]),
+                cur["n"], cur["miss_eq7"], cur["miss_mmn"], percentile=s.percentile,
+                n_capacity=capacity, floor=sla.MISS_RESOLUTION, fix=fix,
+                sim=None if sim is None else (sim["n"], sim["miss"]),
                 chosen=n, baseline=baseline)),
-            ("waiting_vs_replicas", figs.waiting_figure(
-                cur["n"], cur["omega_ms"], cur["omega_printed_ms"], cur["omega_mmn_ms"],
-                percentile=s.percentile, n_capacity=capacity,
-                sim=None if sim is None else (sim["n"], sim["omega_ms"])))]
+            ("waiting_vs_replicas", _waiting(s, cur, sim, capacity, printed=False))]
+
+
+def _waiting(s, cur, sim, capacity, printed: bool):
+    return figs.waiting_figure(
+        cur["n"], cur["omega_ms"], cur["omega_mmn_ms"], percentile=s.percentile,
+        n_capacity=capacity, sim=None if sim is None else (sim["n"], sim["omega_ms"]),
+        printed_ms=cur["omega_printed_ms"] if printed else None)
+
+
+def _paper(s, top, simulate) -> list:
+    cur = data.n_curves(s, top)
+    sim = data.sim_sweep(s, data.sim_grid(s, simulate))
+    capacity = float(sla.offered_load(s.lam, s.mu))
+    return [("paper_vs_model_waiting", _waiting(s, cur, sim, capacity, printed=True))]
 
 
 def _response_time(s, simulate, n) -> list:
@@ -86,9 +105,11 @@ def figures(view: str, s, top: float, simulate: bool, plan=None, n: int | None =
     that view depends on only (a trace change does not rebuild the replica charts).
     ``plan``: the ``inputs.PlanInputs`` (None: no valid plan); ``n``: the what-if
     replicas (None outside the what-if fragment); ``baseline``: the pinned
-    (n, P(R ≤ RT)) curve."""
+    (n, share of requests slower than the target) curve."""
     if view == REPLICAS:
         return _figures(view, s, top, simulate, None, n, baseline)
+    if view == PAPER:
+        return _figures(view, s, top, simulate, None, None, None)
     if view == RESPONSE_TIME:
         return _figures(view, s, 0.0, simulate, None, n, None)
     if view == TRACE_COST:
@@ -102,4 +123,6 @@ def _figures(view: str, s, top: float, simulate: bool, plan, n, baseline) -> lis
         return _replicas(s, top, simulate, n, baseline)
     if view == RESPONSE_TIME:
         return _response_time(s, simulate, n)
+    if view == PAPER:
+        return _paper(s, top, simulate)
     return _trace_cost(s, plan)

@@ -29,7 +29,7 @@ def test_page_runs_for_every_service_source_and_law(query):
     at = open_page(query)
     assert not at.error
     assert charts(at)
-    assert metric(at, "Replicas, approximation") not in ("none", "")
+    assert metric(at, "Replicas needed, approximation") not in ("none", "")
 
 
 def test_answer_agrees_with_the_engine():
@@ -37,12 +37,15 @@ def test_answer_agrees_with_the_engine():
     # Defaults: λ = 900/s, μ = 100/s, exponential, d1 = d2 = 0.25 ms, Δ = 0.5 ms, p99 ≤ 100 ms.
     expected = sla.min_backends(900.0, 100.0, 0.1, 99, 0.00025, 0.00025, 0.0005,
                                 sla.service_law("exponential", 0.01))
-    assert metric(at, "Replicas, approximation") == str(int(expected))
-    assert metric(at, "Replicas, M/M/n") == str(int(sla.erlang_c_min_servers(900.0, 100.0, 0.1, 99)))
-    assert metric(at, "Replicas, simulation") == "11"        # the engine's docstring: 11
-    assert any("meet" in md.value and "n′ = 10" in md.value for md in at.markdown)
-    fig = chart(at, "vs replicas")
-    assert trace(fig, "simulation, random retry")["x"][0] >= 6
+    assert metric(at, "Replicas needed, approximation") == str(int(expected))
+    assert metric(at, "Replicas needed, one central queue") == str(int(sla.erlang_c_min_servers(900.0, 100.0, 0.1, 99)))
+    assert metric(at, "Replicas needed, simulation") == "11"        # the engine's docstring: 11
+    # plain words first (changed on purpose): no n′ on the first screen
+    assert any("11 replicas keep 99 % of requests within 100 ms" in md.value
+               and "approximation says 10" in md.value for md in at.markdown)
+    assert not any("n′" in md.value for md in at.markdown)
+    fig = chart(at, "by replicas")
+    assert trace(fig, "simulation (random retry)")["x"][0] >= 6
 
 
 @pytest.mark.parametrize("query", [
@@ -58,15 +61,16 @@ def test_extremes_run_without_exception(query):
 
 def test_unstable_replica_count_is_reported_not_crashed():
     at = open_page({"n": "5", "view": "Response time"})
-    assert any("Unstable" in e.value and "500 requests/s" in e.value for e in at.error)
-    assert metric(at, "P(R ≤ RT) at n = 5") == "0 (unstable)"
+    assert any("Too few replicas" in e.value and "500 requests/s" in e.value for e in at.error)
+    assert metric(at, "Slower than 100 ms with 5 replicas, approximation") == \
+        "all (too few replicas)"
 
 
 def test_moving_sliders_changes_the_figures():
     at = open_page()
-    before = trace(chart(at, "vs replicas"), "Swayam eq 7 (approximation)")["y"]
+    before = trace(chart(at, "by replicas"), "approximation (Swayam)")["y"]
     at.slider(key="d1_ms").set_value(2.0).run()
-    after = trace(chart(at, "vs replicas"), "Swayam eq 7 (approximation)")["y"]
+    after = trace(chart(at, "by replicas"), "approximation (Swayam)")["y"]
     assert not at.exception and after != before
     at.segmented_control(key="view").set_value("Trace & cost").run()
     cost = trace(chart(at, "Cost"), "autoscaled")["y"][-1]
@@ -74,13 +78,71 @@ def test_moving_sliders_changes_the_figures():
     assert trace(chart(at, "Cost"), "autoscaled")["y"][-1] > cost
 
 
-@pytest.mark.parametrize("view", ["Replicas", "Response time", "Trace & cost", "Formulas"])
+@pytest.mark.parametrize("view", ["Replicas", "Response time", "Trace & cost", "Paper vs model",
+                                  "Formulas"])
 def test_every_view_renders(view):
     at = open_page({"view": view})
     if view == "Formulas":
         assert len(at.latex) >= 3 and any("Eq 7" in md.value for md in at.markdown)
     else:
         assert charts(at)
+
+
+def replicas_chart(at) -> dict:
+    fig = chart(at, "slower than the target")
+    return {"x range": fig["layout"]["xaxis"]["range"], "y range": fig["layout"]["yaxis"]["range"],
+            "curves": [(t["name"], t["x"], t["y"]) for t in fig["data"]]}
+
+
+def link(at) -> dict:
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def test_share_link_restores_the_chart_range():
+    """Before: the range followed the what-if n, which moves without redrawing the chart
+    (and reset to 1 when the slider's range moved): with the P4 preset the sender saw
+    n up to 24.5 and the link opened 1-7.5.  Now the range is the scenario's alone."""
+    at = open_page({"mu_source": "p4_resnet50_int8"})
+    first = replicas_chart(at)
+    at.slider(key="n").set_value(9).run()
+    seen = replicas_chart(at)
+    assert seen == first and at.session_state["n"] == 9
+    again = open_page(link(at))
+    assert replicas_chart(again) == seen and again.session_state["n"] == 9
+    at.number_input(key="lam").set_value(1500.0).run()
+    seen = replicas_chart(at)
+    assert replicas_chart(open_page(link(at))) == seen
+
+
+def test_probability_chart_draws_no_rounding_noise():
+    """P4 preset: P(R ≤ RT) rounds to 1 − 1e-16 at every n shown.  Before: fragments at
+    1e-16 and blank cells.  Now no value below the resolution is data, and the chart
+    and the what-if table say "below 1e-12"."""
+    at = open_page({"mu_source": "p4_resnet50_int8"})
+    fig = chart(at, "slower than the target")
+    ys = [y for t in fig["data"] for y in t["y"]]
+    assert ys and None not in ys and min(ys) >= sla.MISS_RESOLUTION
+    assert any("below 1e-12" in a["text"] for a in fig["layout"]["annotations"])
+    assert metric(at, "Slower than 100 ms with 11 replicas, approximation") == "below 1e-12"
+
+
+def test_trace_results_have_denominators_and_the_static_fleet():
+    at = open_page()          # the issue's numbers: 2,526,885 late requests, 12 intervals
+    assert metric(at, "Intervals missing the SLA, autoscaled") == "12 of 288 (4.17 %)"
+    assert metric(at, "Intervals missing the SLA, static fleet") == "0 of 288 (0 %)"
+    late = metric(at, "Requests late beyond the allowed 1 %, autoscaled")
+    assert late.startswith("2,526,885 of 79,303,382 (3.19 %)")
+    assert metric(at, "Requests late beyond the allowed 1 %, static fleet").startswith("0 of ")
+
+
+def test_eq1_as_printed_only_in_the_paper_view():
+    at = open_page()
+    names = [t["name"] for f in charts(at) for t in f["data"]]
+    assert not any("as printed" in n for n in names)
+    at.segmented_control(key="view").set_value("Paper vs model").run()
+    assert any("as printed" in t["name"] for t in chart(at, "Paper vs model")["data"])
+    ticks = chart(at, "Paper vs model")["layout"]["xaxis"]
+    assert ticks["tickformat"] == "d" and ticks["dtick"] == int(ticks["dtick"])
 
 
 def test_share_link_round_trip():
@@ -90,7 +152,7 @@ def test_share_link_round_trip():
     query = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
     assert query["pct"] == "95"
     again = open_page(query)
-    assert metric(again, "Replicas, approximation") == metric(at, "Replicas, approximation")
+    assert metric(again, "Replicas needed, approximation") == metric(at, "Replicas needed, approximation")
     assert again.session_state["view"] == "Response time" and again.session_state["n"] == 14
 
 
@@ -131,7 +193,7 @@ def test_pin_baseline_overlays_and_tabulates():
     at = open_page()
     at.button(key="pin_sla").click().run()
     at.number_input(key="lam").set_value(1500.0).run()
-    fig = chart(at, "vs replicas")
+    fig = chart(at, "by replicas")
     assert any(t.get("name") == "baseline (pinned)" for t in fig["data"])
     assert len(at.dataframe) >= 1
 

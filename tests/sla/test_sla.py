@@ -448,6 +448,42 @@ def test_plan_without_delay_meets_the_sla_and_saves_against_peak():
     assert flat.savings == 0
 
 
+def test_plan_counts_have_denominators_and_the_static_fleet_beside_them():
+    """The late requests and missed intervals by hand: 60 s intervals, so the trace
+    holds (100 + 100 + 1200 + 1200 + 100)·60 requests; the static fleet of max(needed)
+    replicas meets the SLA in every interval; the autoscaled one misses intervals 2, 3
+    (provisioning delay), and its late requests are (0.99 − P(R ≤ RT))·1200·60 there."""
+    rates = np.array([100.0, 100.0, 1200.0, 1200.0, 100.0])
+    plan = sla.plan_replicas(rates, MU, 0.1, 99, interval_s=60, provisioning_delay=90)
+    assert plan.intervals == 5 and plan.total_requests == pytest.approx(2700 * 60)
+    assert plan.violation_intervals == 2
+    within = sla.response_cdf(0.1, 1200.0, MU, plan.needed[0], 0, 0, 0, EXP)
+    assert plan.late_requests == pytest.approx(2 * (0.99 - within) * 1200 * 60)
+    assert plan.static_violation_intervals == 0 and plan.static_late_requests == 0
+    # a static fleet below the peak's need is judged the same way: capped at need[0]
+    low = sla.plan_replicas(rates, MU, 0.1, 99, interval_s=60, provisioning_delay=600)
+    assert low.violation_intervals == 2 and low.static_violation_intervals == 0
+
+
+def test_resolved_miss_agrees_with_a_closed_form_down_to_its_resolution():
+    """Deterministic service far shorter than RT: P(R > RT) = ρ^(r_max+1) exactly
+    (a request is late only if its first r_max + 1 tries find busy backends).  Here
+    r_max = ⌊(10 − 1)/4⌋ = 2 and ρ = 0.9/n: the share late runs from 0.73 to 4e-21.
+    Down to the resolution the computed share is the closed form (its absolute
+    error far below 1e-12); below it the raw 1 − P is rounding noise (0 for 7e-17,
+    1.9e-15 for 1.86e-15) and ``resolved_miss`` says nan."""
+    n = np.unique(np.round(np.logspace(0, 7, 60)))
+    true = (0.9 / n) ** 3
+    miss = sla.resolved_miss(sla.response_cdf(0.01, 0.9, 1.0, n, 0.001, 0.001, 0.002, 1e-6))
+    big, small = true >= 10 * sla.MISS_RESOLUTION, true < sla.MISS_RESOLUTION / 10
+    assert big.sum() > 25 and small.sum() > 10
+    np.testing.assert_allclose(miss[big], true[big], rtol=1e-4)
+    assert np.all(np.abs(miss[big] - true[big]) < sla.MISS_RESOLUTION / 100)
+    assert np.isnan(miss[small]).all()
+    assert np.isnan(sla.resolved_miss([1.0, 1 - 1e-16, 1 - 2e-13])).all()
+    assert sla.resolved_miss(0.99) == pytest.approx(0.01)
+
+
 def test_provisioning_delay_misses_the_sla_on_rising_load_only():
     rates = np.array([100.0, 100.0, 1200.0, 1200.0, 100.0])
     plan = sla.plan_replicas(rates, MU, 0.1, 99, interval_s=60, provisioning_delay=90)

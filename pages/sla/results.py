@@ -1,0 +1,99 @@
+"""The page's results in plain words: (label, value with units) rows, drawn as its
+results tables and handed to the report as its answer.  Text only: the numbers come
+from ``data`` (the engine); paper notation stays in the help text and Formulas view.
+"""
+from __future__ import annotations
+
+import math
+
+from engine import sla
+
+from . import data
+
+
+def fmt_n(n: float) -> str:
+    return f"{int(n)}" if math.isfinite(n) else "none"
+
+
+def share(miss: float) -> str:
+    """A share of requests as a percentage (1e-k when tiny); ``nan``: below what the
+    method resolves (``engine.sla.MISS_RESOLUTION``)."""
+    if not math.isfinite(miss):
+        return f"below {sla.MISS_RESOLUTION:.0e}"
+    if miss >= 1e-4:
+        return f"{100 * miss:.3g} %"
+    return "0 %" if miss == 0 else f"{miss:.2g}"
+
+
+def of(count: float, total: float) -> str:
+    """'count of total (x %)'."""
+    pct = f" ({100 * count / total:.3g} %)" if total else ""
+    return f"{count:,.0f} of {total:,.0f}{pct}"
+
+
+def sim_answer(sim, approx: float, simulate: bool) -> str:
+    """The simulated answer as shown: a count, a bound, or why there is none."""
+    if not math.isfinite(approx):
+        return "none"
+    if sim is None:
+        return f"n/a (> {data.SIM_MAX_N})" if simulate else "off"
+    if sim["all_meet"]:
+        return f"≤ {int(sim['n'][0])}"
+    return fmt_n(sim["fewest"]) if math.isfinite(sim["fewest"]) else f"> {int(sim['n'][-1])}"
+
+
+def answer_rows(ans: dict, sim, simulate: bool) -> list:
+    return [("Replicas needed, simulation", sim_answer(sim, ans["approx"], simulate)),
+            ("Replicas needed, approximation", fmt_n(ans["approx"])),
+            ("Replicas needed, one central queue", fmt_n(ans["mmn"])),
+            ("Replicas to keep up with the load", fmt_n(ans["stable"]))]
+
+
+def plan_rows(plan, percentile: float) -> tuple[list, list]:
+    """(cost rows, SLA rows) of an autoscaling plan, autoscaled beside the static fleet."""
+    allowed = f"{100 - percentile:.3g} %"
+    cost = [("Cost, autoscaled", f"${plan.cost:,.2f} ({plan.gpu_hours:,.1f} GPU-hours)"),
+            ("Cost, static fleet for the peak",
+             f"${plan.static_cost:,.2f} ({plan.static_replicas} replicas all the time)"),
+            ("Saving", f"{100 * plan.savings:.1f} %")]
+    misses = [("Intervals missing the SLA, autoscaled",
+               of(plan.violation_intervals, plan.intervals)),
+              ("Intervals missing the SLA, static fleet",
+               of(plan.static_violation_intervals, plan.intervals)),
+              (f"Requests late beyond the allowed {allowed}, autoscaled",
+               of(plan.late_requests, plan.total_requests)),
+              (f"Requests late beyond the allowed {allowed}, static fleet",
+               of(plan.static_late_requests, plan.total_requests))]
+    return cost, misses
+
+
+def at_rows(at: dict, n: int, rt_ms: float) -> list:
+    """The what-if rows at n replicas."""
+    slower = f"Slower than {rt_ms:g} ms with {n} replicas"
+    sim = at["miss_sim"]
+    return [(f"{slower}, approximation",
+             share(at["miss_eq7"]) if at["stable"] else "all (too few replicas)"),
+            (f"{slower}, simulated",
+             "off" if sim is None else
+             f"none of {data.sim_requests(n):,}" if sim == 0 else share(sim)),
+            ("Busy share of each replica", f"{100 * at['utilisation']:.1f} %")]
+
+
+def scenario_sentence(s, rt_ms: float) -> str:
+    return (f"{s.lam:,.4g} requests/s reach replicas that serve {s.mu:,.4g} requests/s each "
+            f"({s.law} service times); {s.percentile:g} % of requests must be answered within "
+            f"{rt_ms:g} ms.")
+
+
+def parameters(s, ss, n: int, trace_label: str) -> dict:
+    """The report's inputs: plain text with units."""
+    law = s.law + (f", log-sd {s.sigma:g}" if s.law == "lognormal" else "")
+    return {"Arrival rate": f"{s.lam:,.6g} requests/s",
+            "Service rate of one replica": f"{s.mu:,.6g} requests/s", "Service times": law,
+            "SLA": f"{s.percentile:g} % of requests within {ss['rt_ms']:g} ms",
+            "Dispatch delays": f"to a replica {ss['d1_ms']:g} ms, back {ss['d2_ms']:g} ms, "
+                               f"pause before a retry {ss['delta_ms']:g} ms",
+            "Replicas chosen (what-if)": f"{n}", "Load trace": trace_label,
+            "Provisioning delay": f"{ss['prov_s']:g} s",
+            "Headroom": f"{100 * ss['headroom']:g} % extra load",
+            "GPU price": f"${ss['usd_h']:,.2f} per hour"}
