@@ -10,7 +10,8 @@ model, derivations and the paper's errata: docs/models/pipeline.md.
 """
 from .answers import (MS_PER_S, STAGES, OperatingPoint, Traffic, bandwidths_bytes_per_s,
                       operating_point, peak_flop_per_s, per_ms_to_per_s, per_s_to_per_ms,
-                      slowest_stage, stage_capacities, traffic)
+                      slowest_stage, stage_capacities, stage_table, StageRow,
+                      traffic)
 from .blas import limit_blas_threads
 from .checks import BLOCKING
 from .sim import TandemSimResult, simulate_tandem

@@ -98,3 +98,30 @@ def operating_point(rates: PipelineRates, lam_per_ms: float, exact: Tandem,
         blocked=(float(exact.p_cpu_blocked), float(exact.p_mem_blocked)),
         jobs=(float(exact.l_cpu), float(exact.l_mem), float(exact.l_cu)),
         slowest=slowest_stage(rates), gain_over_slowest=float(capacity_per_ms) / min(caps) - 1.0)
+
+
+@dataclass(frozen=True)
+class StageRow:
+    """One stage of the pipeline at one load, in a capacity planner's units."""
+
+    stage: str                       # a name from ``STAGES``
+    servers: int                     # jobs served at once
+    room: float                      # jobs the stage can hold (inf: unlimited queue)
+    rate_alone_per_s: float          # the stage's own rate, jobs per s
+    utilisation: float               # time fraction it works, in [0, 1]
+    blocked: float                   # time fraction a full next stage holds it up (nan: last)
+    mean_jobs: float                 # mean jobs at the stage (inf when unstable)
+
+
+def stage_table(rates: PipelineRates, op: OperatingPoint) -> tuple[StageRow, ...]:
+    """The three stages at the operating point ``op`` (``operating_point``): servers,
+    room, own rate (jobs per s), utilisation and blocked time fractions (clipped to
+    [0, 1]: solver round-off never reads as a negative fraction) and mean contents."""
+    caps = per_ms_to_per_s(np.array(stage_capacities(rates)))
+    frac = np.clip(np.array([*op.busy, *op.blocked], dtype=float), 0.0, 1.0) + 0.0  # no −0.0
+    blocked = (*frac[3:], float("nan"))
+    return tuple(StageRow(stage=name, servers=servers, room=room, rate_alone_per_s=float(cap),
+                          utilisation=float(u), blocked=float(b), mean_jobs=float(n))
+                 for name, servers, room, cap, u, b, n in zip(
+                     STAGES, (1, 1, rates.c), (float("inf"), float(rates.K), float(rates.c)),
+                     caps, frac[:3], blocked, op.jobs))

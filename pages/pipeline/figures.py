@@ -20,7 +20,8 @@ def pipeline_diagram(stages: list[dict], bottleneck: int, arrival_text: str) -> 
     """Boxes and arrows (Kuck-diagram style): arrivals → CPU + link → memory → units → out.
 
     ``stages``: dicts with ``name``, ``kind`` (the queue type) and ``lines`` (text
-    lines of live numbers); the ``bottleneck`` box is drawn in red.
+    lines of live numbers); the ``bottleneck`` box is drawn in red.  A drawing: its data
+    (the stage table) is exported by the page, not read off the boxes.
     """
     width, gap, x0 = 2.4, 0.6, 1.0
     centers, boxes, notes = [], [], []
@@ -44,10 +45,11 @@ def pipeline_diagram(stages: list[dict], bottleneck: int, arrival_text: str) -> 
                       font=dict(size=12)))
     fig = go.Figure(layout=dict(
         title=dict(text="The pipeline at this load", x=0.0, xanchor="left", font=dict(size=15)),
-        xaxis=dict(visible=False, range=[0, 10]), yaxis=dict(visible=False, range=[0, 4]),
+        xaxis=dict(visible=False, range=[0, 10]),
+        yaxis=dict(visible=False, range=[0, 4]),
         margin=dict(l=10, r=10, t=50, b=10), height=300, showlegend=False,
         shapes=boxes, annotations=notes))
-    # invisible trace: keeps the stage numbers in the figure's data (CSV export, tests)
+    # invisible trace: the stage names as hover text (the CSV is the page's stage table)
     return fig.add_traces([dict(type="scatter", x=[(a + b) / 2 for a, b in centers],
                                 y=[1.9] * len(centers), mode="markers", marker=dict(opacity=0),
                                 name="stages", text=[s["name"] for s in stages],

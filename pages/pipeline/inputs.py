@@ -11,7 +11,7 @@ from engine.presets import GpuSpec
 from ui import share
 
 from . import data
-from .views import VIEWS
+from .views import BLOCKING, VIEWS
 
 CUSTOM = "custom"
 SPECS = data.spec_table()
@@ -23,11 +23,11 @@ FIELDS = [
     share.Field("mem_gb", 40.0, float, 0.01, 1e4),
     share.Field("sms", 108, int, 1, 1024),
     share.Field("peak_tflops", 19.5, float, 0.001, 1e5),
-    share.Field("workload", "job_1mib_intensity_16", str, choices=tuple(WORKLOADS)),
+    share.Field("workload", "job_1mib_double_buffered", str, choices=tuple(WORKLOADS)),
     share.Field("load_mode", "frac", str, choices=("frac", "rate")),
-    share.Field("frac", 0.5, float, 0.01, 0.99),
+    share.Field("frac", 0.8, float, 0.01, 0.99),
     share.Field("rate_per_s", 10000.0, float, 0.001, 1e9),
-    share.Field("K", 8, int, high=64, domain=PIPE_K),
+    share.Field("K", 2, int, high=64, domain=PIPE_K),
     share.Field("units", 8, int, high=128, domain=PIPE_C),
     share.Field("cpu_speedup", 1.0, float, 0.01, 1000.0),
     share.Field("blocking", "before", str, choices=("before", "after")),
@@ -65,8 +65,8 @@ class Scenario:
 
     @property
     def label(self) -> str:
-        return (f"{self.spec.name}, {self.workload_id}, K={self.K}, units={self.units}, "
-                f"{self.blocking}")
+        return (f"{self.spec.name}, {self.workload.name.split(':')[0]}, room for {self.K} jobs "
+                f"in GPU memory, {self.units} compute units")
 
 
 def _set_k_from_workload():
@@ -93,15 +93,17 @@ def sidebar() -> Scenario:
                  help="The load itself is set above the answer, where moving it re-draws "
                       "only what depends on it.")
         share.slider(FIELD["K"], "K: jobs the GPU memory holds",
-                     help="Set from the workload's memory_slots when the workload changes.")
+                     help="How many jobs fit in GPU memory at once, the one being read "
+                          "included (K in the paper); set from the workload when it changes.")
         share.slider(FIELD["units"], "Compute units modelled",
                      help="The GPU's SMs are grouped into this many servers; the stage's "
                           "total rate is kept.")
-        share.number_input(FIELD["cpu_speedup"], "CPU + link speed-up (×)", step=1.0,
+        share.number_input(FIELD["cpu_speedup"], "Host stage speed-up (×)", step=1.0,
                            help="What-if: a faster host stage (overlapped copies, a faster "
                                 "link); multiplies the CPU stage's rate.")
-        st.radio("Blocking", ("before", "after"), key="blocking", horizontal=True,
-                 format_func={"before": "before service (paper)", "after": "after service"}.get)
+        st.radio("When the next stage is full", ("before", "after"), key="blocking",
+                 format_func=BLOCKING.get, help="Blocking before service (the paper's rule) "
+                 "or after service.")
         st.toggle("Show simulation points", key="simulate",
                   help=f"{data.SIM_JOBS:,} jobs at {len(data.SIM_FRACTIONS)} loads (cached).")
         st.radio("Chart image format", ("png", "svg"), key="img", horizontal=True)
@@ -115,7 +117,8 @@ def load_input() -> Load:
     """Draw the load widget (inside the what-if fragment); the load it sets."""
     s = st.session_state
     if s["load_mode"] == "frac":
-        share.slider(FIELD["frac"], "Load λ / capacity", step=0.01)
+        share.slider(FIELD["frac"], "Load (fraction of the max sustainable rate)", step=0.01,
+                     help="λ / capacity in the paper's notation.")
     else:
-        share.number_input(FIELD["rate_per_s"], "Arrival rate λ (jobs/s)", step=100.0)
+        share.number_input(FIELD["rate_per_s"], "Arrival rate (jobs/s)", step=100.0)
     return Load(s["load_mode"], float(s["frac"]), float(s["rate_per_s"]))

@@ -29,9 +29,10 @@ def exact_allowed(scenario: Scenario, n_phases: int) -> bool:
 def run():
     share.restore(FIELDS)
     st.title("CPU-GPU pipeline")
-    st.caption("May & Voigt (2010), *Queueing theory modeling of a CPU-GPU system*. Each job "
-               "is prepared and copied by the CPU, waits in GPU global memory (room for K jobs) "
-               "and runs on one of c compute units; a full stage blocks the one before it.")
+    st.caption("Each job is prepared and copied to the GPU by the host, waits in GPU memory "
+               "and runs on a compute unit. When a stage is full the one before it is held "
+               "up, so the pipeline sustains less than its slowest stage alone. Model: May & "
+               "Voigt (2010), *Queueing theory modeling of a CPU-GPU system*.")
     share.show_warnings()
     sc = sidebar()
     try:
@@ -79,11 +80,12 @@ def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None) -> 
         st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])
     for name, fig in views.figures(view, sc, lam, baseline):
-        show_chart(fig, name)
+        show_chart(fig, name, table=(lambda: views.stage_frame(sc, lam))
+                   if view == views.PIPELINE else None)
     if view == views.PIPELINE:
-        st.caption("Busy: time fraction a stage works; blocked: time fraction it holds or may "
-                   "not start a job because the next stage is full. Red: the slowest stage "
-                   "alone.")
+        st.caption("Utilisation: time fraction a stage works; held up: time fraction a full "
+                   "next stage keeps it from passing a job on. Red: the slowest stage alone. "
+                   "The chart's CSV is this stage table.")
 
 
 @st.fragment
@@ -98,41 +100,30 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
     naive = data.point_naive(lam, *data.key(r, sc.blocking))
     if not op.stable:
         st.error(f"Unstable: {fmt_rate(lam)} is at or beyond this pipeline's capacity "
-                 f"of {fmt_rate(cap)}. The CPU queue grows without bound; lower the "
-                 "load, raise K or add units.", icon=":material/warning:")
+                 f"of {fmt_rate(cap)}. The host's queue grows without bound; lower "
+                 "the load, give GPU memory room for more jobs or add compute units.", icon=":material/warning:")
     w_exact, w_naive = float(exact.w_total), float(naive.w_total)
-    items = [
-        ("Max sustainable rate", fmt_rate(cap)),
-        ("vs slowest stage alone", f"{100 * op.gain_over_slowest:.1f} %"),
-        ("Bottleneck stage", pl.STAGES[op.slowest]),
-        ("Mean latency (exact)", f"{w_exact:.4g} ms" if op.stable else "∞ (unstable)"),
-        ("Mean latency (naive)", f"{w_naive:.4g} ms" if w_naive < float("inf")
-         else "∞ (unstable)"),
-    ] + [(f"Capacity with {name}", "too large to solve" if c_new is None
-          else f"{fmt_rate(c_new)} ({100 * (c_new / cap - 1):+.2f} %)")
-         for name, c_new in data.what_if(*data.key(r, sc.blocking)).items()]
-    st.markdown(results_markdown(items) + "\n\nNaive: independent stations. More units means "
-                "more hardware: each extra unit is as fast as one modelled unit now. "
-                "Capacities are exact (drift condition of the saturated pipeline).")
+    items = views.answer_rows(cap, op, w_exact, w_naive, data.what_if(*data.key(r, sc.blocking)))
+    st.markdown(results_markdown(items) + "\n\nNaive: each stage on its own, as if a full stage "
+                "never held up the one before it. More compute units means more hardware: "
+                "each extra unit is as fast as one modelled unit now.")
     cap_s = float(pl.per_ms_to_per_s(cap))
     scenario = {"label": sc.label, "key": (sc, lam),
-                "metrics": {"capacity (jobs/s)": cap_s, "E[W] (ms)": w_exact,
-                            "CPU blocked": op.blocked[0], "memory blocked": op.blocked[1]},
+                "metrics": {"capacity (jobs/s)": cap_s, "mean latency (ms)": w_exact,
+                            "host held up (% of time)": 100 * op.blocked[0],
+                            "GPU memory held up (% of time)": 100 * op.blocked[1]},
                 "curve": (pl.per_ms_to_per_s(cv.lam), cv.exact.w_total)}
     row = action_row()
     base = compare.controls(PAGE, scenario, row)
-    params = {"GPU": sc.spec.name, "workload": sc.workload.name, "CPU speed-up": sc.cpu_speedup,
-              "K": sc.K, "compute units": sc.units, "blocking": sc.blocking,
-              "load (jobs/s)": f"{float(pl.per_ms_to_per_s(lam)):.6g}",
-              "capacity (jobs/s)": f"{cap_s:.6g}"}
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])
 
     def sections():
-        return [(n, f, "") for v in views.CHART_VIEWS
-                for n, f in views.figures(v, sc, lam if v in views.LOAD_VIEWS else None, baseline)]
+        return [(views.title(f), f, "") for v in views.CHART_VIEWS
+                for _, f in views.figures(v, sc, lam if v in views.LOAD_VIEWS else None, baseline)]
 
-    report_button("CPU-GPU pipeline", params, sections, views.FORMULAS_TEX, views.ERRATA,
-                  "cpu_gpu_pipeline_report.html", where=row)
+    report_button("CPU-GPU pipeline", views.report_inputs(sc, r, op), sections,
+                  views.FORMULAS_TEX, views.ERRATA, "cpu_gpu_pipeline_report.html", where=row,
+                  answer=items, scenario=views.scenario_sentence(sc, r, op))
     if base is not None:
         st.caption(f"Baseline: {base['label']}")
         st.dataframe(compare.difference_table(scenario, base), hide_index=True)

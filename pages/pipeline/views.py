@@ -3,6 +3,7 @@ pairs of one view, memoised on the view's inputs)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from engine import pipeline as pl
 from ui.memo import memo
@@ -55,23 +56,111 @@ def fmt_rate(per_ms: float) -> str:
     return f"{x:,.0f} jobs/s" if x >= 100 else f"{x:.3g} jobs/s"
 
 
-def stage_boxes(r: pl.PipelineRates, op: pl.OperatingPoint) -> list[dict]:
-    """Live numbers on each stage (the diagram's boxes)."""
-    caps = pl.stage_capacities(r)
-    busy = [f"busy {100 * b:.1f} %" for b in op.busy]
-    blocked = [f"blocked {100 * b:.1f} %" for b in op.blocked]
-    q_cpu = f"{op.jobs[0]:.3g}" if op.stable else "∞"
-    kinds = ("M/M/1, unbounded queue", f"1 server, K = {r.K} slots", f"{r.c} servers, no buffer")
-    lines = ([busy[0], blocked[0], f"jobs here {q_cpu}"],
-             [busy[1], blocked[1], f"jobs here {op.jobs[1]:.3g} of {r.K}"],
-             [busy[2], f"units busy {op.jobs[2]:.3g}", ""])
-    return [dict(name=name, kind=kind, lines=[f"alone: {fmt_rate(cap)}", *more])
-            for name, kind, cap, more in zip(pl.STAGES, kinds, caps, lines)]
+def fmt_pct(fraction: float, digits: int = 2, signed: bool = False) -> str:
+    """A fraction as a percentage with ``digits`` decimals; a value that rounds to zero
+    reads "0 %" (exactly zero) or "< 0.01 %" (the smallest step shown), never "-0.00 %"."""
+    value = 100.0 * float(fraction)
+    if value != value:
+        return "n/a"
+    if abs(value) < 0.5 * 10.0 ** -digits:
+        return "0 %" if value == 0 else f"< {10.0 ** -digits:.{digits}f} %"
+    return f"{value:{'+' if signed else ''}.{digits}f} %"
+
+
+def _room(row: pl.StageRow) -> str:
+    if row.room == float("inf"):
+        return "1 server, unlimited queue"
+    if row.servers == row.room:
+        return f"{row.servers} servers, no waiting room"
+    return f"1 server, room for {row.room:.0f} jobs"
+
+
+def stage_boxes(rows: tuple[pl.StageRow, ...]) -> list[dict]:
+    """Live numbers on each stage (the diagram's boxes), in plain words."""
+    def jobs(row):
+        here = "∞" if row.mean_jobs == float("inf") else f"{row.mean_jobs:.3g}"
+        return f"jobs here {here}" + ("" if row.room == float("inf") else f" of {row.room:.0f}")
+    return [dict(name=row.stage, kind=_room(row),
+                 lines=[f"alone: {row.rate_alone_per_s:,.0f} jobs/s",
+                        f"utilisation {fmt_pct(row.utilisation, 1)}",
+                        jobs(row) if row.blocked != row.blocked
+                        else f"held up by next stage {fmt_pct(row.blocked, 1)}",
+                        "" if row.blocked != row.blocked else jobs(row)])
+            for row in rows]
+
+
+STAGE_COLUMNS = ("servers", "room (jobs)", "rate alone (jobs/s)", "utilisation (%)",
+                 "time held up by the next stage (%)", "mean jobs at the stage")
+
+
+def stage_frame(scenario, lam: float) -> pd.DataFrame:
+    """The stage table at load ``lam`` (per ms), columns named with units: the diagram's
+    CSV (unlimited room and the last stage's blocking as blanks)."""
+    r = data.rates(scenario.spec, scenario.workload_id, scenario.K, scenario.units,
+                   scenario.cpu_speedup)
+    rows = pl.stage_table(r, data.operating(r, scenario.blocking, lam))
+    frame = pd.DataFrame([(r.stage, r.servers, r.room, r.rate_alone_per_s, 100 * r.utilisation,
+                           100 * r.blocked, r.mean_jobs) for r in rows],
+                         columns=("stage",) + STAGE_COLUMNS)
+    return frame.replace([np.inf, -np.inf], np.nan).round(4)
 
 
 def arrival_text(op: pl.OperatingPoint) -> str:
-    return (f"Poisson arrivals λ = {fmt_rate(op.lam_per_ms)} "
+    return (f"Jobs arrive at random, {fmt_rate(op.lam_per_ms)} on average "
             f"({100 * op.load_fraction:.0f} % of capacity)")
+
+
+WHAT_IF = {"K + 1": "room for 1 more job in GPU memory", "2K": "twice the room in GPU memory",
+           "c + 1 units": "1 more compute unit", "2c units": "twice the compute units"}
+BLOCKING = {"before": "a stage waits before starting a job (paper)",
+            "after": "a stage finishes a job, then waits"}
+
+
+def answer_rows(cap: float, op: pl.OperatingPoint, w_exact: float, w_naive: float,
+                what_if: dict) -> list[tuple[str, str]]:
+    """The results table in a capacity planner's words: (label, value with units)."""
+    inf = float("inf")
+    rows = [
+        ("Max sustainable rate", fmt_rate(cap)),
+        ("Lost to blocking", f"{fmt_pct(-op.gain_over_slowest, 1)} below the slowest stage"),
+        ("Bottleneck stage", pl.STAGES[op.slowest]),
+        ("Mean latency (with blocking)", f"{w_exact:.4g} ms" if op.stable else "∞ (unstable)"),
+        ("Mean latency (naive: no blocking)", "∞ (unstable)" if not w_naive < inf else
+         f"{w_naive:.4g} ms" + (f" ({fmt_pct(w_naive / w_exact - 1, 1, signed=True)} off)"
+                                if op.stable else "")),
+        ("Host held up by full GPU memory", f"{fmt_pct(op.blocked[0], 1)} of the time"),
+    ]
+    return rows + [(f"Capacity with {WHAT_IF[name]}", "too large to solve" if c_new is None
+                    else f"{fmt_rate(c_new)} ({fmt_pct(c_new / cap - 1, signed=True)})")
+                   for name, c_new in what_if.items()]
+
+
+def report_inputs(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> dict[str, str]:
+    """The report's inputs table: plain text with units."""
+    spec = sc.spec
+    return {"GPU": spec.name, "Workload": sc.workload.name,
+            "Host link": f"{spec.host_link_bandwidth_GB_per_s:g} GB/s one way",
+            "GPU memory bandwidth": f"{spec.memory_bandwidth_GB_per_s:g} GB/s",
+            "Peak compute": f"{spec.fp32_peak_TFLOP_per_s:g} TFLOP/s FP32, "
+                            f"{spec.fp16_peak_TFLOP_per_s:g} TFLOP/s FP16",
+            "Jobs the GPU memory holds (K)": f"{sc.K} jobs",
+            "Compute units modelled (c)": f"{r.c} units of {spec.sm_count / r.c:.3g} SMs each",
+            "Host stage speed-up": f"{sc.cpu_speedup:g}×",
+            "When the next stage is full": BLOCKING[sc.blocking],
+            "Load": f"{fmt_rate(op.lam_per_ms)} ({100 * op.load_fraction:.0f} % of capacity)"}
+
+
+def scenario_sentence(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> str:
+    """The scenario in one plain sentence (the report opens with it)."""
+    return (f"{sc.spec.name} fed “{sc.workload.name}” jobs at {fmt_rate(op.lam_per_ms)}, "
+            f"{100 * op.load_fraction:.0f} % of the {fmt_rate(op.capacity_per_ms)} it can "
+            f"sustain, with room for {sc.K} jobs in GPU memory and its {sc.spec.sm_count} SMs "
+            f"modelled as {r.c} compute units.")
+
+
+def title(fig) -> str:
+    """A chart's human title (its own heading)."""
+    return fig.layout.title.text
 
 
 @memo(128)
@@ -89,7 +178,8 @@ def figures(view: str, scenario, lam: float | None = None,
     lam_s, lam_d = pl.per_ms_to_per_s(cv.lam), pl.per_ms_to_per_s(cv.lam_dense)
     if view == PIPELINE:
         op = data.operating(r, scenario.blocking, lam)
-        return [("pipeline", figs.pipeline_diagram(stage_boxes(r, op), op.slowest,
+        rows = pl.stage_table(r, op)
+        return [("pipeline", figs.pipeline_diagram(stage_boxes(rows), op.slowest,
                                                    arrival_text(op)))]
     if view == THROUGHPUT:
         sim = data.sim_sweep(*k, cv.cap) if scenario.simulate else None

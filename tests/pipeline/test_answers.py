@@ -74,3 +74,37 @@ def test_simulator_summary_vocabulary_against_mm1():
         assert value == pytest.approx(-math.log(1 - p) / (mu - lam), rel=0.04), p
     assert r.mean_wait == pytest.approx(lam / (mu * (mu - lam)), rel=0.05)
     assert r.ci95 > 0
+
+
+def test_stage_table_reads_the_operating_point_in_planner_units():
+    _, _, r = _rates(K=2, units=4)
+    cap = float(pl.capacity(r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c))
+    op = pl.operating_point(r, 0.5 * cap, r.tandem(0.5 * cap), cap)
+    rows = pl.stage_table(r, op)
+    assert [row.stage for row in rows] == list(pl.STAGES)
+    assert [row.rate_alone_per_s for row in rows] == pytest.approx(
+        [1000 * c for c in pl.stage_capacities(r)])
+    assert [row.servers for row in rows] == [1, 1, 4] and rows[0].room == math.inf
+    assert [row.room for row in rows[1:]] == [2, 4]
+    assert [row.utilisation for row in rows] == pytest.approx(op.busy)
+    assert [row.blocked for row in rows[:2]] == pytest.approx(op.blocked)
+    assert math.isnan(rows[2].blocked)
+    noisy = pl.OperatingPoint(1.0, 2.0, True, (0.5, -1e-17, -0.0), (-0.0, -2e-18),
+                              (1.0, 0.0, 0.0), 0, -0.1)
+    for row in pl.stage_table(r, noisy):                       # round-off is not a fraction
+        assert row.utilisation >= 0 and math.copysign(1, row.utilisation) == 1
+        assert math.isnan(row.blocked) or math.copysign(1, row.blocked) == 1
+
+
+def test_double_buffered_preset_numbers_are_the_engines():
+    """The preset's source derives its stage rates on the A100; they must be what
+    rates_from_specs gives, and its claim (blocking costs 22 %) what the solver gives."""
+    spec = gpu_specs()["a100_40gb_sxm"]
+    wl = pipeline_workloads()["job_1mib_double_buffered"]
+    r = pl.rates_from_specs(spec, wl)
+    for rate in (f"{1000 * c:,.0f} jobs/s" for c in pl.stage_capacities(r)):
+        assert rate in " ".join(wl.source.split())
+    g = pl.group_compute_units(r, 8)
+    cap = 1000 * float(pl.capacity(g.mu_cpu, g.mu_mem, g.mu_cu, g.K, g.c))
+    assert f"{cap:,.0f} jobs/s" in wl.source and round(100 * (1 - cap / 18160.79)) == 22
+    assert wl.memory_slots == 2

@@ -29,7 +29,8 @@ def test_page_runs_for_every_preset(query):
 
 
 def test_exact_curve_on_the_chart_is_the_engine_tandem():
-    at = open_page({"view": "Throughput & latency", "cpu_speedup": "20"})
+    at = open_page({"view": "Throughput & latency", "cpu_speedup": "20",
+                    "workload": "job_1mib_intensity_16", "K": "8"})
     lat = trace(charts(at)[1], "exact tandem")
     spec, wl = gpu_specs()["a100_40gb_sxm"], pipeline_workloads()["job_1mib_intensity_16"]
     r = pl.group_compute_units(pl.rates_from_specs(spec, wl), 8)
@@ -41,7 +42,7 @@ def test_exact_curve_on_the_chart_is_the_engine_tandem():
 def test_moving_sliders_changes_the_figure_data():
     at = open_page({"view": "Throughput & latency", "cpu_speedup": "20"})
     before = trace(charts(at)[1], "exact tandem")["y"]
-    at.slider(key="K").set_value(2).run()
+    at.slider(key="K").set_value(5).run()
     assert not at.exception
     after = trace(charts(at)[1], "exact tandem")["y"]
     assert after != before
@@ -69,7 +70,7 @@ def test_extremes_run_without_exception(query):
 def test_unstable_load_is_reported_not_crashed():
     at = open_page({"load_mode": "rate", "rate_per_s": "1e9", "view": "Throughput & latency"})
     assert any("Unstable" in e.value and "capacity" in e.value for e in at.error)
-    assert metric(at, "Mean latency (exact)") == "∞ (unstable)"
+    assert metric(at, "Mean latency (with blocking)") == "∞ (unstable)"
     fig = charts(at)[0]
     assert any(s["type"] == "rect" for s in fig["layout"].get("shapes", [])), "unstable shaded"
 
@@ -106,7 +107,8 @@ def test_share_link_round_trip():
     query = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
     assert query["gpu"] == "h100_sxm" and query["units"] == "5"
     again = open_page(query)
-    assert metric(again, "Mean latency (exact)") == metric(at, "Mean latency (exact)")
+    assert (metric(again, "Mean latency (with blocking)")
+            == metric(at, "Mean latency (with blocking)"))
     assert again.session_state["view"] == "Pipeline"
 
 
@@ -115,7 +117,7 @@ def test_malformed_link_parameters_fall_back_with_warnings():
            "gpu": "<script>", "cpu_speedup": "nan"}
     at = open_page(bad)
     warned = " ".join(w.value for w in at.warning)
-    defaults = {"frac": 0.5, "K": 8, "units": 8, "blocking": "before", "gpu": "a100_40gb_sxm",
+    defaults = {"frac": 0.8, "K": 2, "units": 8, "blocking": "before", "gpu": "a100_40gb_sxm",
                 "cpu_speedup": 1.0}                        # FIELDS
     for key, default in defaults.items():
         assert f"`{key}`" in warned
@@ -129,3 +131,89 @@ def test_pin_baseline_overlays_and_tabulates():
     at.slider(key="K").set_value(3).run()
     assert any(t.get("name") == "baseline (pinned)" for t in charts(at)[1]["data"])
     assert len(at.dataframe) >= 1
+
+
+# ---- issue 14: the defaults show blocking, plain numbers, the report gets the answer
+
+
+def _percent(text: str) -> float:
+    """The signed percentage in a results cell ("14,779 jobs/s (+3.90 %)")."""
+    inside = text[text.index("(") + 1:text.index("%")].strip()
+    return 0.0 if inside in ("0", "< 0.01") else float(inside)
+
+
+def test_defaults_show_a_pipeline_where_blocking_matters():
+    """Behaviour changed on purpose (issue 14): the default workload is the double-buffered
+    one (K = 2) at 80 % load; blocking costs capacity and latency there, visibly."""
+    at = open_page()
+    assert at.session_state["workload"] == "job_1mib_double_buffered"
+    assert metric(at, "Bottleneck stage") != "CPU + host link"
+    exact = float(metric(at, "Mean latency (with blocking)").split()[0])
+    naive = float(metric(at, "Mean latency (naive: no blocking)").split()[0])
+    assert exact > 1.15 * naive                      # 0.686 ms vs 0.550 ms: 25 % apart
+    lost = float(metric(at, "Lost to blocking").split()[0])
+    assert lost > 10.0                               # 21.7 % below the slowest stage
+    what_ifs = [_percent(v) for k, v in pagetest.results(at).items()
+                if k.startswith("Capacity with")]
+    assert len(what_ifs) == 4 and all(w > 1.0 for w in what_ifs)
+    assert len(set(what_ifs)) == 4
+
+
+def _all_text(at) -> str:
+    parts = [e.value for kind in (at.markdown, at.caption, at.error, at.warning, at.info)
+             for e in kind]
+    for fig in charts(at):
+        parts += [a.get("text", "") for a in fig["layout"].get("annotations", [])]
+        parts += [t.get("name", "") for t in fig["data"]]
+    return " ".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize("gpu", list(gpu_specs()))
+@pytest.mark.parametrize("workload", list(pipeline_workloads()))
+def test_no_negative_zero_on_any_preset(gpu, workload):
+    at = open_page({"gpu": gpu, "workload": workload})
+    assert not at.exception
+    text = _all_text(at)
+    assert "Capacity with" in text and "-0.0" not in text and "−0.0" not in text
+    assert "+0.00 %" not in text
+
+
+def test_report_gets_the_answer_rows_and_plain_inputs(monkeypatch):
+    import ui.export
+    seen = {}
+    monkeypatch.setattr(ui.export, "report_button",
+                        lambda *a, **kw: seen.update(args=a, kw=kw))
+    at = open_page()
+    assert not at.exception
+    title, params, sections = seen["args"][:3]
+    answer = dict(seen["kw"]["answer"])
+    assert answer == {k: v for k, v in pagetest.results(at).items() if k in answer}
+    assert answer["Max sustainable rate"].endswith("jobs/s") and len(answer) >= 8
+    assert "A100" in seen["kw"]["scenario"] and seen["kw"]["scenario"].endswith(".")
+    assert all(isinstance(v, str) and "(" != v[:1] for v in params.values())
+    assert params["Jobs the GPU memory holds (K)"] == "2 jobs"
+    heads = [h for h, _, _ in sections()]
+    assert "The pipeline at this load" in heads and not any("_" in h for h in heads)
+
+
+def test_diagram_csv_is_the_stage_table(monkeypatch):
+    """Behaviour changed on purpose (issue 14): the diagram's CSV held its boxes' centres;
+    it now holds the stage table, columns named with units, the numbers shown on the boxes."""
+    import ui.export
+    shown = {}
+    real = ui.export.show_chart
+    monkeypatch.setattr(ui.export, "show_chart",
+                        lambda fig, name, *a, table=None, **kw: (shown.update({name: table}),
+                                                                 real(fig, name, *a, table=table,
+                                                                      **kw)))
+    at = open_page()
+    assert not at.exception and callable(shown["pipeline"])
+    frame = shown["pipeline"]()
+    assert list(frame["stage"]) == list(pl.STAGES)
+    assert {"rate alone (jobs/s)", "utilisation (%)", "time held up by the next stage (%)",
+            "room (jobs)"} <= set(frame.columns)
+    boxes = " ".join(a["text"] for a in charts(at)[0]["layout"]["annotations"])
+    for _, row in frame.iterrows():
+        assert f"utilisation {row['utilisation (%)']:.1f} %" in boxes
+    text = ui.export.figure_csv(None, frame).decode()
+    assert "Compute units" in text and "2.2," not in text
