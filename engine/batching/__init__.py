@@ -22,7 +22,7 @@ True
 from . import exact
 from . import exact as batch_chain  # the old name: engine.batching.batch_chain
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
-                      cost_per_million, max_rate_for_mean_latency, max_rate_for_p99,
+                      busy_split, cost_per_million, max_rate_for_mean_latency, max_rate_for_p99,
                       merge_delay_sweeps, operating_point_at, rate_seed, simulate_rate,
                       simulate_rates, sweep_from_results, sweep_queue_delay, validation)
 from .curves import MAX_FRACTION, N_POINTS, LoadCurves, b_max_family, load_curves
@@ -48,6 +48,6 @@ __all__ = [
     "TARGET", "PRICE", "ENERGY", "RateSweep", "DelaySweep", "OperatingPoint",
     "max_rate_for_mean_latency", "max_rate_for_p99", "rate_seed", "simulate_rate",
     "simulate_rates", "sweep_from_results", "sweep_queue_delay", "merge_delay_sweeps",
-    "cost_per_million", "operating_point_at", "Validation", "validation",
+    "busy_split", "cost_per_million", "operating_point_at", "Validation", "validation",
     "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
 ]

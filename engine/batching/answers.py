@@ -225,10 +225,33 @@ class OperatingPoint:
     energy_efficiency_per_j: float | None  # η (eq 19) in jobs/J; None without energy data
     joules_per_request: float | None       # 1/η
     usd_per_million: float                 # GPU time + electricity; inf when unstable
+    work_share: float = float("nan")       # share of time on per-job work αb: ρ when stable
+    overhead_share: float = float("nan")   # share of time on the fixed cost τ0 of batches
 
     @property
     def mean_latency(self) -> float:
         return self.mean_latency_ms
+
+    @property
+    def idle_share(self) -> float:
+        """Share of time the GPU is idle, π0 (1 − utilisation)."""
+        return 1.0 - self.utilization
+
+
+def busy_split(utilization, mean_batch_size, alpha, tau0) -> tuple[float, float]:
+    """The GPU's busy time split into per-job work and per-batch overhead (shares of all time).
+
+    A batch of b jobs takes αb + τ0, so of the busy share u the part αE[B]/(αE[B] + τ0)
+    is per-job work and the rest the fixed cost τ0.  When stable, batches start at rate
+    λ/E[B], so the work share is λα = ρ and the overhead λτ0/E[B]: at low load batches are
+    small and τ0 is paid often, which is why the GPU can be busy all the time at ρ = 0.5.
+    Unbounded batches (E[B] = ∞, beyond capacity without b_max) are all work.
+    """
+    u, eb = float(utilization), float(mean_batch_size)
+    if not np.isfinite(eb):
+        return u, 0.0
+    work = u * alpha * eb / (alpha * eb + tau0)
+    return work, u - work
 
 
 def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c0_j=None,
@@ -245,6 +268,7 @@ def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c
         eta = float(efficiency_from_batch_size(st.mean_batch_size, beta_j, c0_j))
         joules = 1.0 / eta
     usd = float(cost_per_million(lam, joules or 0.0, gpu_usd_per_hour, usd_per_kwh))
+    work, overhead = busy_split(st.utilization, st.mean_batch_size, alpha_ms, tau0_ms)
     return OperatingPoint(
         lam_per_ms=lam, rate_per_s=float(per_ms_to_per_s(lam)),
         rho=float(load_in(lam, alpha_ms, "rho")), capacity_per_ms=cap,
@@ -252,4 +276,5 @@ def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c
         mean_latency_ms=float(st.mean_latency), mean_wait_ms=float(st.mean_wait),
         mean_batch_size=float(st.mean_batch_size), utilization=float(st.utilization),
         energy_efficiency_per_j=eta, joules_per_request=joules,
-        usd_per_million=usd if stable else float("inf"))
+        usd_per_million=usd if stable else float("inf"), work_share=work,
+        overhead_share=overhead)

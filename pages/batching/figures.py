@@ -28,7 +28,8 @@ def _sla(sla_ms) -> tuple[list, list]:
 
 def throughput_fit_figure(batch_size, throughput_per_s, alpha_ms, tau0_ms, r2) -> go.Figure:
     """Fig 3: measured throughput and the fitted μ[b] = b/(αb + τ0) (eq 26)."""
-    fig = new_figure("Throughput vs batch size (fit: eq 26)", "batch size b", "throughput (jobs/s)")
+    fig = new_figure("Throughput vs batch size (fit: eq 26)", "batch size b (requests)",
+                     "throughput (requests/s)")
     b = np.unique(np.round(np.geomspace(1, max(batch_size) * 1.5, 120)))
     fig.add_traces([
         _line(b, model.throughput_per_s(b, alpha_ms, tau0_ms),
@@ -41,7 +42,8 @@ def throughput_fit_figure(batch_size, throughput_per_s, alpha_ms, tau0_ms, r2) -
 
 def energy_fit_figure(batch_size, energy_j, beta_j, c0_j, r2) -> go.Figure:
     """Fig 2: energy per batch c[b] = power·τ[b] and its fit βb + c0 (eq 17)."""
-    fig = new_figure("Energy per batch (fit: eq 17)", "batch size b", "energy per batch (J)")
+    fig = new_figure("Energy per batch (fit: eq 17)", "batch size b (requests)",
+                     "energy per batch (J)")
     b = np.linspace(0, max(batch_size) * 1.05, 50)
     fig.add_traces([
         _line(b, model.batch_energy(b, beta_j, c0_j),
@@ -53,7 +55,7 @@ def energy_fit_figure(batch_size, energy_j, beta_j, c0_j, r2) -> go.Figure:
 
 
 def residuals_figure(batch_size, residuals, unit: str) -> go.Figure:
-    fig = new_figure("Fit residuals", "batch size b", f"measured − fit ({unit})")
+    fig = new_figure("Fit residuals", "batch size b (requests)", f"measured − fit ({unit})")
     fig.add_traces([dict(type="bar", x=[str(int(b)) for b in batch_size], y=list(residuals),
                          name="residual", marker_color=COLORS["bound"])])
     fig.update_layout(height=260, hovermode="closest")
@@ -64,7 +66,7 @@ def latency_figure(x, exact, phi0, phi1, phi, *, x_title, unstable_at, x_max,
                    sim=None, baseline=None, sla_ms=None) -> go.Figure:
     """Fig 4: exact E[W] with the bounds φ0, φ1 and φ (eqs 41-43); optional
     simulation means with 95% CIs, a pinned baseline and the SLA line."""
-    fig = new_figure("Mean latency vs load", x_title, "mean latency E[W] (ms)", log_y=True)
+    fig = new_figure("Mean latency vs load", x_title, "mean latency (ms)", log_y=True)
     traces = [_line(x, phi0, "φ0 bound (eq 41)", COLORS["phi0"], dash="dot", width=1.5),
               _line(x, phi1, "φ1 bound (eq 42)", COLORS["phi1"], dash="dot", width=1.5),
               _line(x, phi, "φ = min(φ0, φ1) (eq 43)", COLORS["phi"], dash="dash"),
@@ -85,7 +87,8 @@ def latency_figure(x, exact, phi0, phi1, phi, *, x_title, unstable_at, x_max,
 
 def utilization_figure(x, util, bound, *, x_title, unstable_at, x_max) -> go.Figure:
     """Fig 5: server utilisation 1 − π0 (eq 38) and its bound min(1, λ(α + τ0))."""
-    fig = new_figure("Server utilisation", x_title, "utilisation 1 − π0")
+    fig = new_figure("Share of time the GPU is busy", x_title,
+                     "GPU busy (share of time, 1 − π0)")
     fig.add_traces([_line(x, bound, "bound min(1, λ(α+τ0)) (Lemma 5)", COLORS["bound"],
                           dash="dash"),
                     _line(x, util, "exact", COLORS["exact"], width=3)])
@@ -95,7 +98,7 @@ def utilization_figure(x, util, bound, *, x_title, unstable_at, x_max) -> go.Fig
 
 def energy_efficiency_figure(x, eta, bound, *, x_title, unstable_at, x_max) -> go.Figure:
     """Fig 6: energy efficiency η (eq 19, jobs/J) and its lower bound (eq 40)."""
-    fig = new_figure("Energy efficiency", x_title, "η (jobs per joule)")
+    fig = new_figure("Energy efficiency", x_title, "energy efficiency η (requests per joule)")
     fig.add_traces([_line(x, bound, "lower bound (eq 40)", COLORS["bound"], dash="dash"),
                     _line(x, eta, "exact", COLORS["exact"], width=3)])
     return shade_unstable(fig, unstable_at, x_max, "unstable")
@@ -104,8 +107,8 @@ def energy_efficiency_figure(x, eta, bound, *, x_title, unstable_at, x_max) -> g
 def tradeoff_figure(latency, eta, approx_latency, approx_eta, point=None) -> go.Figure:
     """Fig 7: the energy-latency trade-off, parametric in the load; the
     approximation uses φ (eq 43) and the η bound (eq 40)."""
-    fig = new_figure("Energy–latency trade-off (parameter: load)", "mean latency E[W] (ms)",
-                     "η (jobs per joule)")
+    fig = new_figure("Energy–latency trade-off (parameter: load)", "mean latency (ms)",
+                     "energy efficiency η (requests per joule)")
     traces = [_line(approx_latency, approx_eta, "approximation (eqs 40, 43)", COLORS["phi"],
                     dash="dash"),
               _line(latency, eta, "exact", COLORS["exact"], width=3)]
@@ -121,7 +124,7 @@ def tradeoff_figure(latency, eta, approx_latency, approx_eta, point=None) -> go.
 
 def bmax_family_figure(curves, phi_x, phi_y, *, x_title) -> go.Figure:
     """Fig 8: exact E[W] for several finite b_max, with φ for b_max = ∞."""
-    fig = new_figure("Finite maximum batch size", x_title, "mean latency E[W] (ms)", log_y=True)
+    fig = new_figure("Batch-size limits b_max", x_title, "mean latency (ms)", log_y=True)
     palette = ["#08306b", "#2171b5", "#4292c6", "#6baed6", "#9ecae1", "#c6dbef", "#fd8d3c"]
     fig.add_traces([_line(x, y, label, color) for (label, x, y), color in zip(curves, palette * 3)]
                    + [_line(phi_x, phi_y, "φ (b_max = ∞, eq 43)", COLORS["phi"], dash="dash")])

@@ -14,7 +14,20 @@ VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
     "Profile fit", "Formulas")
 CHART_VIEWS = VIEWS[:-1]               # the views the report draws
 LOAD_VIEWS = (ENERGY, TAIL)            # their charts depend on the load (what-if fragment)
-X_TITLES = dict(zip(LOAD_UNITS, ("normalised load ρ = λα", "arrival rate (requests/s)")))
+X_TITLES = dict(zip(LOAD_UNITS, ("load ρ = λα (share of the capacity 1/α)",
+                                  "arrival rate (requests/s)")))
+TITLES = {      # chart name (CSV file, widget key) → the report's heading
+    "latency": "Mean latency against load",
+    "utilisation": "Share of time the GPU is busy against load",
+    "energy_efficiency": "Energy efficiency against load",
+    "tradeoff": "Energy efficiency against mean latency",
+    "b_max_family": "Mean latency for several batch-size limits",
+    "percentiles": "Latency percentiles against load (simulated)",
+    "queue_delay": "Triton batcher: latency against the max queue delay (simulated)",
+    "throughput_fit": "Throughput against batch size (profile fit)",
+    "time_residuals": "Batch-time fit residuals",
+    "energy_fit": "Energy per batch (profile fit)"}
+ABSOLUTE = "per_s"      # the load unit of a comparison across profiles
 
 FORMULA_TEX = [
     ("\\tau^{[b]} = \\alpha b + \\tau_0,\\quad \\mu^{[b]} = \\frac{b}{\\alpha b+\\tau_0}",
@@ -39,9 +52,9 @@ ERRATA = [
 ]
 
 
-def _x(lam, scenario, fit):
-    """Arrival rates (per ms) on the chart's load axis."""
-    return load_in(np.asarray(lam, dtype=float), fit.alpha_ms, scenario.load_unit)
+def _x(lam, scenario, fit, unit=None):
+    """Arrival rates (per ms) on the chart's load axis (``unit``: the scenario's)."""
+    return load_in(np.asarray(lam, dtype=float), fit.alpha_ms, unit or scenario.load_unit)
 
 
 def _delays(scenario, fit, lam):
@@ -63,14 +76,7 @@ def figures(view: str, scenario, point) -> tuple:
                 unstable_at=float(_x(c.capacity, scenario, fit)),
                 x_max=float(_x(1.0 / alpha, scenario, fit)))
     if view == LATENCY:
-        base = point.baseline
-        baseline = None if base is None else data.curves(*base)
-        return (("latency", figs.latency_figure(
-            x, c.mean_latency, c.phi0, c.phi1, c.phi, **axes, sla_ms=scenario.sla_ms,
-            sim=(_x(sweep.lam, scenario, fit), sweep.mean_latency, sweep.ci95)
-            if scenario.simulate else None,
-            baseline=None if baseline is None else (_x(baseline.lam, scenario, fit),
-                                                    baseline.mean_latency))),)
+        return (("latency", _latency(scenario, c, sweep, point.baseline)),)
     if view == ENERGY:
         out = [("utilisation", figs.utilization_figure(x, c.utilization, c.utilization_bound,
                                                        **axes))]
@@ -109,9 +115,29 @@ def figures(view: str, scenario, point) -> tuple:
     return ()
 
 
+def _latency(scenario, c, sweep, base):
+    """Mean latency against load; with a pinned baseline both on requests/s (ρ is a share
+    of each profile's own capacity: a baseline's ρ = 4 on another GPU's axis means nothing)."""
+    fit = scenario.fit
+    unit = scenario.load_unit if base is None else ABSOLUTE
+    baseline = None if base is None else data.curves(*base)
+    x_max = 1.0 / fit.alpha_ms if base is None else max(1.0 / fit.alpha_ms, 1.0 / base[0])
+    return figs.latency_figure(
+        _x(c.lam, scenario, fit, unit), c.mean_latency, c.phi0, c.phi1, c.phi,
+        x_title=X_TITLES[unit], unstable_at=float(_x(c.capacity, scenario, fit, unit)),
+        x_max=float(_x(x_max, scenario, fit, unit)), sla_ms=scenario.sla_ms,
+        sim=(_x(sweep.lam, scenario, fit, unit), sweep.mean_latency, sweep.ci95)
+        if scenario.simulate else None,
+        baseline=None if baseline is None else (_x(baseline.lam, scenario, fit, unit),
+                                                baseline.mean_latency))
+
+
 def captions(view: str, scenario, point) -> list[str]:
     """The notes drawn under a view's charts."""
     fit = scenario.fit
+    if view == LATENCY and point.baseline is not None and scenario.load_unit != ABSOLUTE:
+        return ["With a baseline pinned the load axis is in requests/s: ρ is a share of each "
+                "GPU's own capacity, so two profiles compare only in absolute units."]
     if view == ENERGY and fit.beta_j is None:
         return ["Energy charts need board power in the profile."]
     if view == FIT:

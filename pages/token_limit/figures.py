@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from ui.plotting import (COLORS, add_overlays, baseline_trace, finite, hline, line_label,
                          new_figure, unstable_overlay, vline)
 
-X_TITLE = "max output tokens n_max (tokens)"
+X_TITLE = "token limit n_max (output tokens)"
 
 
 def _line(x, y, name, color, dash=None, width=2.0, **kw):
@@ -39,8 +39,8 @@ def _unstable(stable_limit, x_max) -> tuple[list, list]:
 
 def wait_figure(n, mean_wait, *, stable_limit, sim=None, limit=None, baseline=None) -> go.Figure:
     """Fig 4a: M/G/1 mean queueing delay E[W] (eq 1) vs the token limit."""
-    fig = new_figure("Mean queueing delay E[W] vs token limit (all users patient)", X_TITLE,
-                     "mean queueing delay E[W] (s)")
+    fig = new_figure("Mean wait vs token limit (no one gives up)", X_TITLE,
+                     "mean wait in queue (s)")
     traces = [_line(n, mean_wait, "E[W], M/G/1 (eqs 1-5)", COLORS["phi0"], width=3)]
     if sim is not None:
         traces.append(_points(*sim, "simulation ±95% CI", COLORS["sim"], "triangle-up"))
@@ -55,8 +55,8 @@ def wait_figure(n, mean_wait, *, stable_limit, sim=None, limit=None, baseline=No
 def served_wait_figure(n, wait_plain, served_exact, served_interp, patience, *, stable_limit,
                        sim=None, limit=None) -> go.Figure:
     """Fig 4b: mean queueing delay of served users E[W_qs], with and without impatience."""
-    fig = new_figure(f"Delay of served users E[W_qs] (patience τ = {patience:g} s)", X_TITLE,
-                     "mean queueing delay of served users (s)")
+    fig = new_figure(f"Mean wait of users who stay (others give up after {patience:g} s)",
+                     X_TITLE, "mean wait of users who stay (s)")
     traces = [_line(n, wait_plain, "no impatience (M/G/1)", COLORS["phi0"], dash="dot"),
               _line(n, served_interp, "impatient, De Kok-Tijms (eqs 6-9)", COLORS["phi"],
                     dash="dash"),
@@ -73,8 +73,8 @@ def served_wait_figure(n, wait_plain, served_exact, served_interp, patience, *, 
 
 def loss_figure(n, loss_exact, loss_interp, patience, *, sim=None, limit=None) -> go.Figure:
     """Fig 4c: fraction of impatient users lost π(τ), exact and De Kok-Tijms."""
-    fig = new_figure(f"Users lost to impatience π(τ), τ = {patience:g} s", X_TITLE,
-                     "fraction of users lost π(τ)")
+    fig = new_figure(f"Share of users who give up (after waiting {patience:g} s)", X_TITLE,
+                     "share of users who give up π(τ) (fraction)")
     traces = [_line(n, loss_interp, "De Kok-Tijms interpolation (eq 6)", COLORS["phi"],
                     dash="dash"),
               _line(n, loss_exact, "exact M/G/1+D", COLORS["exact"], width=3)]
@@ -104,13 +104,13 @@ def objective_figure(n, v1, v2, best_v1, best_v2, *, v2_label="V2 (eq 11)",
 def token_law_figure(edges, probs, k, cdf, *, limit, clipped_share, label) -> go.Figure:
     """Histogram of the requested output tokens with its CDF and the limit marked."""
     fig = new_figure(f"Requested output tokens: {label}", "output tokens n (tokens)",
-                     "probability per bin")
+                     "share of requests per bin (fraction)")
     edges = np.asarray(edges, float)
     fig.add_traces([dict(type="bar", x=(0.5 * (edges[1:] + edges[:-1])).tolist(),
                          y=np.asarray(probs, float).tolist(), width=np.diff(edges).tolist(),
                          name="P(n in bin)", marker_color="#9ecae1"),
                     _line(k, cdf, "CDF P(n ≤ k)", COLORS["exact"], yaxis="y2")])
-    fig.update_layout(yaxis2=dict(title=dict(text="CDF"), overlaying="y", side="right",
+    fig.update_layout(yaxis2=dict(title=dict(text="share of requests ≤ n (fraction)"), overlaying="y", side="right",
                                   range=[0, 1.02]), hovermode="closest")
     line = vline(float(limit), color="#d62728", dash="dash", width=2)
     return add_overlays(fig, [line], [line_label(

@@ -1,7 +1,7 @@
 """LLM max-output-token limits (Yang et al. §III, §V-B): delay, lost users, the best limit."""
 import streamlit as st
 
-from pages.token_limit import data, inputs, views
+from pages.token_limit import answer, data, inputs, views
 from pages.token_limit.panels import answer_panel, paper_table, profile_input
 from pages.token_limit.inputs import Point
 from ui import compare, share
@@ -21,18 +21,20 @@ def sidebar() -> inputs.Scenario:
         law = tli.draw()
         st.divider()
         st.radio("Load given as", inputs.LOAD_MODE.choices, key=inputs.LOAD_MODE.key,
-                 horizontal=True, format_func={"rate": "requests/s", "rho": "ρ without a limit"}.get)
+                 horizontal=True, format_func={"rate": "requests/s", "rho": "share of capacity"}.get)
         if st.session_state[inputs.LOAD_MODE.key] == "rate":
             share.number_input(inputs.LAM, "Arrival rate λ (requests/s)", step=0.005, format="%.4f")
         else:
-            share.slider(inputs.RHO, "Load without a limit ρ∞ = λ(aE[n] + c)", step=0.01)
+            share.slider(inputs.RHO, "Load without a limit (share of capacity)", step=0.01,
+                         help="ρ∞ = λ(aE[n] + c): the arrival rate times the mean service "
+                              "time without a limit.")
         left, right = st.columns(2)
         with left:
-            share.number_input(inputs.N_LO, "n_max from", step=100)
+            share.number_input(inputs.N_LO, "Limits drawn from (tokens)", step=100)
         with right:
-            share.number_input(inputs.N_HI, "n_max to", step=100)
-        share.slider(inputs.PATIENCE, "Patience τ (s)", step=1.0,
-                     help="A user who would wait longer than τ leaves unserved.")
+            share.number_input(inputs.N_HI, "to (tokens)", step=100)
+        share.slider(inputs.PATIENCE, "Users give up after waiting (s)", step=1.0,
+                     help="Patience τ: a user who would wait longer than τ leaves unserved.")
         st.radio("Impatience model", inputs.METHOD.choices, key=inputs.METHOD.key, horizontal=True,
                  format_func={"exact": "exact M/G/1+D", "interpolation": "De Kok-Tijms"}.get)
         with st.expander("Objectives (Fig 4d)"):
@@ -69,10 +71,12 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
         show_chart(fig, name)
     if view == views.OPTIMAL:
         b1, b2 = views.best(scenario)
-        st.caption(f"V1 is best at {b1.n_max:,} tokens (E[W] = {b1.mean_wait:.3g} s); "
-                   f"V2 at {b2.n_max:,} tokens (E[W_q] = {b2.mean_wait:.3g} s, "
-                   f"{100 * b2.loss_fraction:.1f} % lost). Both searched over every integer "
-                   "limit near the optimum; the curves are on the n_max grid.")
+        st.caption(f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
+                   f"{b1.mean_wait:.3g} s); with users who give up (V2) {b2.n_max:,} tokens "
+                   f"(mean wait {b2.mean_wait:.3g} s, {100 * b2.loss_fraction:.1f} % give up). "
+                   "Both searched over every integer limit near the optimum; the curves are "
+                   "on the grid of limits.", help="V1: eq 10 with E[W]; V2: eq 11 with E[W_q] "
+                   "and π(τ).")
 
 
 @st.fragment
@@ -82,35 +86,26 @@ def chosen_limit(scenario: inputs.Scenario, free) -> inputs.Scenario | None:
     Moving the limit re-runs only this (``st.fragment``); returns the pinned baseline."""
     lo, hi = scenario.grid[0], scenario.grid[-1]
     now = int(st.session_state[inputs.LIMIT.key])
-    st.slider("Chosen token limit n_max", min(int(lo), now), max(int(hi), now),
+    st.slider("Chosen token limit (tokens)", min(int(lo), now), max(int(hi), now),
               key=inputs.LIMIT.key, step=1,
               help="The limit the answer above is for; the n_max range of the curves is set "
                    "in the sidebar.")
     limit = int(st.session_state[inputs.LIMIT.key])
     p = data.point(*scenario.model, limit, scenario.patience_s, scenario.method)
-    answer_panel(p, free, scenario)
+    rows = answer_panel(p, free, scenario)
     cur = data.curves(*scenario.model, scenario.patience_s, scenario.grid)
-    current = {"label": scenario.label, "scenario": scenario,
-               "metrics": {"E[W] at limit (s)": p.mean_wait, "answers clipped": p.clipped_share,
-                           "users lost": p.loss_fraction, "E[W_qs] (s)": p.mean_wait_served},
+    current = {"label": scenario.label, "scenario": scenario, "metrics": answer.metrics(p),
                "curve": (cur.n_max, cur.mean_wait)}
     row = action_row()
     base = compare.controls(PAGE, current, row)
     baseline = None if base is None else base["scenario"]
     prof = scenario.profile
-    params = {"profile": prof.name, "a (s/token)": f"{prof.a_s:.6g}", "c (s)": f"{prof.c_s:.5g}",
-              "token law": scenario.law.label, "λ (requests/s)": f"{scenario.lam_per_s:.5g}",
-              "limit": limit, "patience τ (s)": scenario.patience_s,
-              "impatience model": scenario.method, "θ (V1)": scenario.theta_v1,
-              "θ (V2)": scenario.theta_v2, "ℓ": scenario.loss_cost}
-    rows = data.paper(prof.a_s, prof.c_s)
-    report_button(TITLE, params, lambda: [
-        (n, f, "") for v in views.CHART_VIEWS
-        for n, f in views.figures(v, scenario, Point.for_view(v, limit, baseline))],
-        views.FORMULA_TEX,
-        views.ERRATA + [f"{r.quantity}: paper {r.paper:g}, model {r.model:.4g} {r.unit} "
-                        f"({r.note})" for r in rows],
-        "llm_token_limits_report.html", where=row)
+    report_button(TITLE, answer.parameters(scenario, limit),
+                  lambda: answer.report_sections(scenario, limit, baseline), views.FORMULA_TEX,
+                  views.ERRATA + [f"{r.quantity}: paper {r.paper:g}, model {r.model:.4g} "
+                                  f"{r.unit} ({r.note})" for r in data.paper(prof.a_s, prof.c_s)],
+                  "llm_token_limits_report.html", where=row, answer=rows,
+                  scenario=answer.scenario_sentence(scenario, limit))
     if base is not None:
         st.caption(f"Baseline: {base['label']}")
         st.dataframe(compare.difference_table(current, base), hide_index=True)
@@ -124,10 +119,12 @@ def chosen_limit(scenario: inputs.Scenario, free) -> inputs.Scenario | None:
 def run() -> None:
     share.restore(inputs.FIELDS)
     st.title(TITLE)
-    st.caption("Yang, Jiao & Xu, *A queueing theoretic perspective on low-latency LLM inference "
-               "with variable token length*, §III and §V-B. Requests arrive as a Poisson stream "
-               "at one LLM server (FCFS); a request asking n output tokens gets min(n, n_max) "
-               "and takes S = a·min(n, n_max) + c seconds. Impatient users leave after τ.")
+    st.caption("Requests arrive at random at one LLM server and are answered in turn; an "
+               "answer is cut at the token limit, so a request asking n output tokens takes "
+               "a·min(n, limit) + c seconds. Users who wait longer than their patience give "
+               "up. A lower limit clips more answers and shortens the wait. Model: Yang, Jiao "
+               "& Xu, *A queueing theoretic perspective on low-latency LLM inference with "
+               "variable token length*, §III and §V-B.")
     share.show_warnings()
     scenario = sidebar()
     s = st.session_state

@@ -2,14 +2,11 @@
 limit, and §V-B's paper-vs-model table."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.token_limit import percent_change
-from pages.token_limit import data, inputs
+from pages.token_limit import answer, data, inputs
 from ui import share
 from ui.panel import results_markdown
 
@@ -47,53 +44,35 @@ def profile_input() -> inputs.Profile:
     return inputs.Profile(name, float(a), float(c), (inp, out, lat), with_input)
 
 
-def _pct(x) -> str:
-    return f"{100 * x:.1f} %"
-
-
-def answer_panel(p, free, scenario: inputs.Scenario) -> None:
+def answer_panel(p, free, scenario: inputs.Scenario) -> list:
     """The chosen limit ``p`` against no limit ``free`` (``LimitPoint``s): one results
-    table and one sentence, drawn as a single element."""
-    lam, patience, method = scenario.lam_per_s, scenario.patience_s, scenario.method
+    table and one sentence, drawn as a single element; returns the table's rows."""
+    lam, patience = scenario.lam_per_s, scenario.patience_s
     stable = np.isfinite(p.mean_wait)
     if not stable:
         where = ("no limit is stable: a one-token answer already takes a + c"
                  if p.stable_limit == 0 else f"the largest stable limit is {p.stable_limit:,.0f} tokens")
         st.error(f"Unstable: {lam:.4g} requests/s is at or beyond the capacity of "
                  f"{p.capacity_per_s:.4g} requests/s at a limit of {p.n_max:,.0f} tokens "
-                 f"(ρ = {p.load:.3f}); {where}. Without impatience the wait grows without bound; "
-                 "with patience τ users leave instead (the loss is shown).",
-                 icon=":material/warning:")
-    if free is None:        # no limit cannot be evaluated: compare with nothing
-        nan = float("nan")
-        free = dataclasses.replace(p, mean_wait=nan, load=nan, loss_fraction=nan,
-                                   mean_wait_served=nan)
-    free_stable = np.isfinite(free.mean_wait)
-    change = percent_change(p.mean_wait, free.mean_wait) if stable and free_stable else None
-    vs_free = ("n/a" if np.isnan(free.mean_wait) else "unstable" if not free_stable
-               else f"{free.mean_wait:.3g} s")
-    items = [
-        ("Mean wait E[W]", f"{p.mean_wait:.3g} s" if stable else "∞ (unstable)"),
-        ("E[W] without a limit", vs_free),
-        ("Change vs no limit", "n/a" if change is None else f"{change:+.1f} %"),
-        ("Answers clipped", _pct(p.clipped_share)),
-        ("Load ρ", f"{p.load:.3f} (no limit: {free.load:.3f})"),
-        (f"Impatient users lost (τ = {patience:g} s)", _pct(p.loss_fraction)),
-        ("Lost without a limit", "n/a" if np.isnan(free.loss_fraction)
-         else _pct(free.loss_fraction)),
-        ("Wait of served users E[W_qs]", f"{p.mean_wait_served:.3g} s"),
-        ("E[W_qs] without a limit", f"{free.mean_wait_served:.3g} s"),
-        ("Mean share of requested tokens served", _pct(p.mean_utility)),
-    ]
+                 f"(load {answer.pct(p.load)} of capacity); {where}. If no one gave up, the "
+                 "wait would grow without bound; with patience τ users give up instead "
+                 "(their share is shown).", icon=":material/warning:")
+    items = answer.rows(p, free, patience)
+    change = items[2][1]
     if not stable:
-        wait = "an unstable queue without impatience"
-    elif change is None:
-        wait = f"mean wait {p.mean_wait:.3g} s (no limit: unstable)"
+        wait = "a queue that grows without bound if no one gives up"
+    elif change == "n/a":
+        wait = f"mean wait {p.mean_wait:.3g} s" + (" (no limit: unstable)"
+                                                   if items[1][1] == "unstable" else "")
     else:
-        wait = f"mean wait {p.mean_wait:.3g} s ({change:+.1f} % vs no limit)"
+        wait = f"mean wait {p.mean_wait:.3g} s ({change} vs no limit)"
     st.markdown(results_markdown(items) + "\n\n"
-                f"**Limit {p.n_max:,.0f} → {wait}, {_pct(p.clipped_share)} of answers clipped, "
-                f"{_pct(p.loss_fraction)} of impatient users lost** (impatience model: {method}).")
+                f"**Limit {p.n_max:,.0f} → {wait}, {answer.pct(p.clipped_share)} of "
+                f"answers clipped, {answer.pct(p.loss_fraction)} of users give up** "
+                f"(after {patience:g} s; {answer.METHODS[scenario.method]}).",
+                help="Paper notation: mean wait E[W] (M/G/1, eq 1), wait of users who stay "
+                     "E[W_qs] and the share who give up π(τ) (M/G/1+D, eq 9), load ρ = λE[S].")
+    return items
 
 
 def paper_table(a: float, c: float) -> None:

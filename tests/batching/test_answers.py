@@ -92,3 +92,38 @@ def test_validation_of_the_v100_preset():
     assert 0 < v.phi_gap < 0.5
     assert v.max_z < 5
     assert v.loads == pytest.approx(tuple(np.array([0.3, 0.6, 0.85]) / V100[0]))
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.2, 0.5, 0.9])
+def test_busy_time_splits_into_work_rho_and_batch_overhead(rho):
+    """Batches start at rate λ/E[B] and take αE[B] + τ0, so the per-job work is λα = ρ of
+    the time and the fixed cost λτ0/E[B]; with the idle share π0 they add up to 1."""
+    alpha, tau0 = V100
+    lam = rho / alpha
+    p = bt.operating_point_at(lam, alpha, tau0)
+    assert p.work_share == pytest.approx(rho, rel=1e-9)
+    assert p.overhead_share == pytest.approx(lam * tau0 / p.mean_batch_size, rel=1e-9)
+    assert p.idle_share + p.work_share + p.overhead_share == pytest.approx(1.0, abs=1e-12)
+
+
+def test_busy_all_the_time_at_half_load_on_the_v100():
+    """ρ = 0.5 on the V100 profile: busy ~100 % of the time although the work is half of
+    capacity (batches of ~13 jobs pay τ0 = 1.89 ms each); simulation agrees on the idle share."""
+    alpha, tau0 = V100
+    lam = 0.5 / alpha
+    p = bt.operating_point_at(lam, alpha, tau0)
+    assert p.idle_share < 1e-5 and p.overhead_share == pytest.approx(0.5, abs=1e-5)
+    sim = bt.simulate_batching(lam, alpha, tau0, n_jobs=100_000, seed=5)
+    assert 1 - sim.utilization < 1e-3
+    assert sim.mean_batch_size * alpha / (sim.mean_batch_size * alpha + tau0) * sim.utilization \
+        == pytest.approx(0.5, rel=0.01)
+
+
+def test_busy_split_beyond_capacity():
+    """Beyond capacity the GPU is always busy: with b_max = 8, batches of 8 (work 8α of
+    8α + τ0); without b_max, batches without bound are all work."""
+    alpha, tau0 = V100
+    capped = bt.operating_point_at(10.0, alpha, tau0, 8)
+    assert capped.work_share == pytest.approx(8 * alpha / (8 * alpha + tau0), rel=1e-9)
+    assert capped.idle_share == 0.0
+    assert bt.busy_split(1.0, np.inf, alpha, tau0) == (1.0, 0.0)

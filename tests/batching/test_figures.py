@@ -46,7 +46,9 @@ def test_figure_frame_and_csv_neutralise_formulas():
     fig = figs.residuals_figure([1, 2], [0.1, -0.2], "ms")
     fig.data[0].name = "=cmd|' /C calc'!A0"
     frame = figure_frame(fig)
-    assert list(frame.columns[:3]) == ["series", "x", "y"] and len(frame) == 2
+    # one column per series named with its unit, x named after the axis (issue 14)
+    assert list(frame.columns) == ["batch size b (requests)", "=cmd|' /C calc'!A0 (ms)"]
+    assert len(frame) == 2
     text = figure_csv(fig).decode()
     assert "'=cmd" in text and "\n=cmd" not in text
     assert neutralise_cell("+1") == "'+1" and neutralise_cell("ok") == "ok"

@@ -37,9 +37,9 @@ def test_exact_curve_on_the_chart_is_the_engine_curve():
 
 def test_moving_the_load_slider_changes_the_operating_point_and_curves():
     at = open_page({"b_max": "8"})        # the cap, once on, is 8 (cheap exact curves)
-    before = metric(at, "Mean latency E[W]")
+    before = metric(at, "Mean latency")
     at.slider(key="rho").set_value(0.9).run()
-    assert metric(at, "Mean latency E[W]") != before
+    assert metric(at, "Mean latency") != before
     at.toggle(key="cap_batch").set_value(True).run()
     assert at.number_input(key="b_max").value == 8
     fig = charts(at)[0]
@@ -59,7 +59,7 @@ def test_extremes_run_without_exception(query):
 def test_unstable_load_is_reported_not_crashed():
     at = open_page({"load_mode": "rate", "rate_per_s": "9000"})
     assert any("Unstable" in e.value for e in at.error)
-    assert metric(at, "Mean latency E[W]") == "∞ (unstable)"
+    assert metric(at, "Mean latency") == "∞ (unstable)"
 
 
 @pytest.mark.parametrize("view", ["Latency", "Utilisation & energy", "Batch-size limit",
@@ -78,7 +78,7 @@ def test_share_link_round_trip():
     assert at.query_params["preset"] == ["p4_resnet50_int8"] or \
         at.query_params["preset"] == "p4_resnet50_int8"
     again = open_page({k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()})
-    assert metric(again, "Mean latency E[W]") == metric(at, "Mean latency E[W]")
+    assert metric(again, "Mean latency") == metric(at, "Mean latency")
     assert again.session_state["view"] == "Batch-size limit"
 
 
@@ -104,12 +104,12 @@ BAD_TABLES = {
 @pytest.mark.parametrize("bad", BAD_TABLES, ids=BAD_TABLES.keys())
 def test_malformed_custom_profile_shows_error_and_keeps_previous(bad):
     at = open_page({"preset": "p4_resnet50_int8"})
-    p4_latency = metric(at, "Mean latency E[W]")
+    p4_latency = metric(at, "Mean latency")
     at.selectbox(key="preset").set_value("custom").run()
     at.text_area(key="gpu_profile_paste").input(BAD_TABLES[bad]).run()
     assert not at.exception
     assert any("Profile not used" in e.value for e in at.error)
-    assert metric(at, "Mean latency E[W]") == p4_latency       # still the last valid profile
+    assert metric(at, "Mean latency") == p4_latency       # still the last valid profile
     assert at.text_area(key="gpu_profile_paste").value == BAD_TABLES[bad]   # input kept
 
 
@@ -119,7 +119,7 @@ def test_good_pasted_profile_is_fitted():
     at.text_area(key="gpu_profile_paste").input(
         "batch_size,throughput_per_s\n1,500\n2,900\n4,1500\n8,2200\n").run()
     assert not at.error
-    assert metric(at, "Mean latency E[W]") != metric(open_page(), "Mean latency E[W]")
+    assert metric(at, "Mean latency") != metric(open_page(), "Mean latency")
 
 
 def test_pin_baseline_overlays_and_tabulates():
@@ -142,3 +142,56 @@ def test_energy_chart_and_table_show_one_efficiency():
     lam = 0.6 / fit.alpha_ms
     eta = batching.energy_efficiency(lam, fit.alpha_ms, fit.tau0_ms, fit.beta_j, fit.c0_j)
     assert star["y"][0] == pytest.approx(float(eta), rel=1e-12)
+
+
+def test_first_screen_speaks_plain_words_and_explains_the_busy_gpu():
+    """Issue 14: no paper notation in the results labels; at ρ = 0.5 on the V100 the GPU is
+    busy ~100 % of the time, and the note under the table gives the engine's split."""
+    at = open_page()
+    labels = " ".join(pagetest.results(at))
+    for notation in ("E[W]", "E[B]", "π0"):
+        assert notation not in labels
+    assert metric(at, "GPU busy") == "100.0 %"
+    fit = batch_profiles()["v100_resnet50_mixed"].fit()
+    p = batching.operating_point_at(0.5 / fit.alpha_ms, fit.alpha_ms, fit.tau0_ms)
+    note = next(c.value for c in at.caption if c.value.startswith("Why busy"))
+    assert f"per-request work takes {100 * p.work_share:.1f} %" in note     # = ρ = 50.0 %
+    assert f"another {100 * p.overhead_share:.1f} %" in note
+    assert "idle < 0.1 %" in note
+
+
+def test_baseline_from_another_preset_is_drawn_in_requests_per_second():
+    """A V100 baseline pinned, then P4 shown with the load as ρ: both curves on one axis of
+    requests/s (the V100's ρ is not the P4's), and the difference table's names carry units."""
+    at = open_page()
+    at.button(key="pin_gpu").click().run()
+    at.selectbox(key="preset").set_value("p4_resnet50_int8").run()
+    assert not at.exception
+    fig = charts(at)[0]
+    assert fig["layout"]["xaxis"]["title"]["text"] == "arrival rate (requests/s)"
+    v100, p4 = (batch_profiles()[k].fit() for k in ("v100_resnet50_mixed", "p4_resnet50_int8"))
+    base = [x for x in trace(fig, "baseline (pinned)")["x"] if x is not None]
+    assert max(base) < 1000 / v100.alpha_ms and max(base) > 0.9 * 1000 / v100.alpha_ms
+    exact = [x for x in trace(fig, "exact E[W]")["x"] if x is not None]
+    assert max(exact) < 1000 / p4.alpha_ms
+    table = at.dataframe[0].value
+    names = list(table["metric"])
+    assert not any(n.startswith(("E[W]", "E[B]", "utilisation")) for n in names)
+    for metric_name, unit in (("Mean latency", "ms"), ("Load", "requests/s")):
+        row = table[table["metric"].str.startswith(metric_name)].iloc[0]
+        assert f"({unit})" in row["metric"] or str(row["current"]).endswith(unit), row
+
+
+def test_report_opens_with_the_answer_and_human_headings():
+    from tests.token_limit.test_page import _page_with_eager_report
+    at = AppTest.from_function(_page_with_eager_report, args=(PAGE,), default_timeout=180)
+    at.run()
+    assert not at.exception, at.exception
+    html = at.session_state["_report_html"]
+    answer = html[:html.index("<h2>Inputs</h2>")]
+    assert "Mean latency per request" in answer and " ms</td>" in answer
+    assert "requests/s" in answer and "latency target 10 ms" in answer
+    assert "<h2>Mean latency against load</h2>" in html and "<h2>latency</h2>" not in html
+    assert "<h2>b_max_family</h2>" not in html
+    inputs_table = html.split("<h2>Inputs</h2>")[1].split("</table>")[0]
+    assert "<td>no limit</td>" in inputs_table and "<td>10 ms</td>" in inputs_table

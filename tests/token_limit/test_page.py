@@ -9,6 +9,7 @@ from tests.pagetest import charts, metric, trace
 
 from engine import token_laws, token_limit
 from engine.presets import token_latency_profiles
+from pages.token_limit import answer
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "token_limit" / "page.py")
 FAST = {"simulate": "false"}
@@ -29,7 +30,7 @@ def test_default_page_answers_with_the_engine_numbers():
                                      token_laws.lognormal(7.0, 0.7), curve["x"][::8])
     assert curve["y"][::8] == pytest.approx(list(expected), rel=1e-9)
     assert trace(figs[0], "simulation ±95% CI")["y"]        # simulation points drawn
-    assert metric(at, "Mean wait E[W]") == "26.2 s"          # §V-B with Table I's fit
+    assert metric(at, "Mean wait (no one gives up)") == "26.2 s"          # §V-B with Table I's fit
     assert metric(at, "Answers clipped") == "29.5 %"         # 1 − 70.53 %
     assert any("Limit 1,600 →" in m.value for m in at.markdown)
 
@@ -51,7 +52,7 @@ def test_unstable_limit_is_reported_with_the_capacity():
     at = open_page({"lam_per_s": "0.04", "limit": "3000"} | FAST)
     err = next(e.value for e in at.error if e.value.startswith("Unstable"))
     assert "capacity" in err and "largest stable limit is 1,529 tokens" in err
-    assert metric(at, "Mean wait E[W]") == "∞ (unstable)"
+    assert metric(at, "Mean wait (no one gives up)") == "∞ (unstable)"
     shapes = charts(at)[0]["layout"].get("shapes", [])
     assert any(s["type"] == "rect" and s["x0"] == 1530 for s in shapes)   # shaded from ρ = 1
 
@@ -122,13 +123,13 @@ def test_malformed_upload_shows_error_and_keeps_previous_sample():
     assert any("No token counts yet" in i.value for i in at.info)
     at.text_area(key="tokens_paste").input(GOOD).run()
     assert not at.error
-    good = metric(at, "Mean wait E[W]")
+    good = metric(at, "Mean wait (no one gives up)")
     assert metric(at, "Answers clipped") == "33.3 %"        # 2600 and 5000 exceed 1600
     for name, text in BAD_TABLES.items():
         at.text_area(key="tokens_paste").input(text).run()
         assert not at.exception, name
         assert any("Token counts not used" in e.value for e in at.error), name
-        assert metric(at, "Mean wait E[W]") == good, name       # last valid sample kept
+        assert metric(at, "Mean wait (no one gives up)") == good, name       # last valid sample kept
         assert at.text_area(key="tokens_paste").value == text    # the user's text kept
 
 
@@ -145,7 +146,7 @@ def test_paper_scenario_button_sets_section_vb_inputs():
     at.button(key="paper_bd").click().run()
     assert at.session_state["lam_per_s"] == 0.04 and at.session_state["patience_s"] == 60.0
     assert any(e.value.startswith("Unstable") for e in at.error)   # n_max 1600 > 1529 at λ = 1/25
-    assert metric(at, "Impatient users lost") == "18.1 %"   # simulated: 18.2 ± 0.4 %
+    assert metric(at, "Share of users who give up") == "18.1 %"   # simulated: 18.2 ± 0.4 %
 
 
 def _page_with_eager_report(page):
@@ -174,10 +175,44 @@ def test_report_holds_every_chart_and_the_paper_comparison():
     at.run()
     assert not at.exception, at.exception
     html = at.session_state["_report_html"]
+    # Issue 14: headings are human titles (they were the chart's code names, "mean_wait")
     for name in ("mean_wait", "served_wait", "loss_fraction", "objectives", "token_law",
                  "clipped_share", "latency_fit", "fit_residuals"):
-        assert f"<h2>{name}</h2>" in html
+        assert f"<h2>{answer.TITLES[name]}</h2>" in html and f"<h2>{name}</h2>" not in html
     assert "optimal n_max, V1" in html and "Eq 11 prints" in html
+
+
+def test_report_opens_with_the_answer_rows_and_a_scenario_sentence():
+    """The report opens with the page's results (units included) and one sentence; the
+    inputs are plain text with units."""
+    at = AppTest.from_function(_page_with_eager_report, args=(PAGE,), default_timeout=120)
+    at.query_params["simulate"] = "false"
+    at.run()
+    html = at.session_state["_report_html"]
+    opening, rest = html.split("<h2>Inputs</h2>", 1)
+    assert "<th>Mean wait (no one gives up)</th><td>26.2 s</td>" in opening
+    assert "<th>Answers clipped</th><td>29.5 %</td>" in opening
+    assert "capped at 1,600 tokens; users give up after waiting 60 s." in opening
+    inputs_table = rest.split("</table>", 1)[0]
+    assert "<td>1,600 tokens</td>" in inputs_table and "<td>60 s</td>" in inputs_table
+    assert "<td>0.023" in inputs_table and " s</td>" in inputs_table       # a in s per token
+
+
+def test_first_screen_speaks_plain_words():
+    """Issue 14: results labels without paper notation; the baseline is compared on
+    metrics whose names carry units."""
+    at = open_page(FAST)
+    labels = " ".join(pagetest.results(at))
+    for notation in ("E[W", "π(", "ρ"):
+        assert notation not in labels
+    assert metric(at, "Mean wait of users who stay").endswith(" s")
+    at.button(key="pin_tokens").click().run()
+    table = at.dataframe[0].value
+    for row, (name, unit) in zip(table.itertuples(), (
+            ("Mean wait, no one gives up", "s"), ("Answers clipped", "%"),
+            ("Users who give up", "%"), ("Mean wait of users who stay", "s"))):
+        assert row.metric.startswith(name)                 # the kit may move the unit
+        assert f"({unit})" in row.metric or str(row.current).endswith(" " + unit), row
 
 
 def test_load_given_as_rho_uses_the_exact_mean_token_count():

@@ -1,0 +1,101 @@
+"""The GPU batching page's answer in a capacity planner's words: the results rows (shown
+on the page and opening the report), the busy-time note, the scenario sentence, the
+report's inputs and sections, and the metrics a pinned baseline is compared on (names
+carry units).  Every number comes from the engine (``OperatingPoint``, SLA answers)."""
+from __future__ import annotations
+
+from engine.batching import load_in, per_ms_to_per_s
+from pages.batching import views
+from pages.batching.inputs import Point
+
+UNSTABLE = "∞ (unstable)"
+
+
+def share_text(x: float) -> str:
+    """A share of time as a percentage, tiny ones as "< 0.1 %"."""
+    return "< 0.1 %" if 0 < x < 5e-4 else f"{100 * x:.1f} %"
+
+
+def rate_text(lam_per_ms: float, alpha_ms: float) -> str:
+    return (f"{load_in(lam_per_ms, alpha_ms, 'per_s'):,.0f} requests/s "
+            f"(ρ = {load_in(lam_per_ms, alpha_ms, 'rho'):.3f})")
+
+
+def rows(scenario, here, lam_sla: float, lam_p99: float, p99: float | None) -> list:
+    """(label, value with units) of the results table at the operating point ``here``."""
+    alpha = scenario.fit.alpha_ms
+    eta, joules = here.energy_efficiency_per_j, here.joules_per_request
+    return [
+        ("Mean latency per request", f"{here.mean_latency_ms:.3g} ms" if here.stable else UNSTABLE),
+        ("p99 latency (simulated)", f"{p99:.3g} ms" if p99 is not None else UNSTABLE),
+        ("Requests per batch (mean)", f"{here.mean_batch_size:.3g}"),
+        ("GPU busy (share of time)", f"{100 * here.utilization:.1f} %"),
+        ("Load", rate_text(here.lam_per_ms, alpha)),
+        ("Energy efficiency", "n/a (no power data)" if eta is None else f"{eta:.3g} jobs/J"),
+        ("Energy per request", "n/a" if joules is None else f"{joules:.3g} J"),
+        ("Cost per million requests", f"${here.usd_per_million:.3g}" if here.stable else "n/a"),
+        (f"Largest load with mean latency ≤ {scenario.sla_ms:g} ms", rate_text(lam_sla, alpha)),
+        (f"Largest load with p99 ≤ {scenario.sla_ms:g} ms (simulated)", rate_text(lam_p99, alpha))]
+
+
+def busy_note(scenario, here) -> str:
+    """Why the GPU can be busy all the time at half its capacity (the engine's busy split)."""
+    fit = scenario.fit
+    if not here.stable:
+        return ("GPU busy all the time: the load is beyond what it can serve, so the queue "
+                "grows without bound.")
+    return (f"Why busy {100 * here.utilization:.1f} % at a load of {100 * here.rho:.0f} % of "
+            f"capacity: per-request work takes {share_text(here.work_share)} of the time and "
+            f"the fixed cost of each batch ({fit.tau0_ms:.3g} ms, paid once per batch of "
+            f"{here.mean_batch_size:.3g} requests on average) another "
+            f"{share_text(here.overhead_share)}; the GPU is idle {share_text(here.idle_share)} of "
+            "the time. At low load batches are small, so the fixed cost is paid often and "
+            "the GPU rarely idles; busy is not full: larger batches absorb more load.")
+
+
+def scenario_sentence(scenario, here) -> str:
+    limit = (f"batches of at most {scenario.b_max} requests" if scenario.b_max
+             else "batches of any size")
+    return (f"{scenario.profile.name} serving {here.rate_per_s:,.0f} requests/s "
+            f"({100 * here.rho:.0f} % of the {1000 / scenario.fit.alpha_ms:,.0f} requests/s "
+            f"that per-request work allows), {limit}, latency target {scenario.sla_ms:g} ms.")
+
+
+def parameters(scenario, here) -> dict:
+    """The report's inputs as plain text with units."""
+    fit = scenario.fit
+    return {"Batch profile": scenario.profile.name,
+            "Time per request in a batch (α)": f"{fit.alpha_ms:.5g} ms",
+            "Fixed time per batch (τ0)": f"{fit.tau0_ms:.5g} ms",
+            "Largest batch (b_max)": f"{scenario.b_max} requests" if scenario.b_max
+            else "no limit",
+            "Load": f"{here.rate_per_s:,.6g} requests/s (ρ = {here.rho:.4f})",
+            "Latency target (SLA)": f"{scenario.sla_ms:g} ms",
+            "GPU price": f"${scenario.gpu_usd_per_hour:g} per hour",
+            "Electricity price": f"${scenario.usd_per_kwh:g} per kWh"}
+
+
+def metrics(here, lam_sla: float) -> dict:
+    """What a pinned baseline is compared on: absolute units only (ρ is a share of each
+    GPU's own capacity, so it does not compare across profiles)."""
+    return {"Mean latency (ms)": here.mean_latency_ms,
+            "Mean requests per batch": here.mean_batch_size,
+            "GPU busy (%)": 100 * here.utilization,
+            "Load (requests/s)": here.rate_per_s,
+            "Capacity (requests/s)": here.capacity_per_s,
+            "Largest load with mean latency ≤ SLA (requests/s)":
+                float(per_ms_to_per_s(lam_sla)),
+            "Cost per million requests ($)": here.usd_per_million}
+
+
+def report_sections(scenario, lam_per_ms: float, baseline) -> list:
+    """[(human title, figure, caption)] of every chart view; a view's notes go under its
+    last chart."""
+    out = []
+    for view in views.CHART_VIEWS:
+        point = Point.for_view(view, lam_per_ms, baseline)
+        shown = views.figures(view, scenario, point)
+        notes = " ".join(views.captions(view, scenario, point))
+        out += [(views.TITLES.get(name, name), fig, notes if i == len(shown) - 1 else "")
+                for i, (name, fig) in enumerate(shown)]
+    return out

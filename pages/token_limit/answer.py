@@ -1,0 +1,94 @@
+"""The token-limit page's answer in a capacity planner's words: the results rows (shown on
+the page and opening the report), the scenario sentence, the report's inputs and sections,
+and the metrics a pinned baseline is compared on (names carry units).  Every number comes
+from the engine (``LimitPoint``); paper notation stays in help text and the Formulas view."""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.token_limit import percent_change
+from pages.token_limit import views
+from pages.token_limit.inputs import Point
+
+UNSTABLE = "∞ (unstable)"
+METHODS = {"exact": "exact M/G/1+D", "interpolation": "De Kok-Tijms interpolation"}
+TITLES = {      # chart name (CSV file, widget key) → the report's heading
+    "mean_wait": "Mean wait against the token limit (no one gives up)",
+    "served_wait": "Mean wait of users who stay against the token limit",
+    "loss_fraction": "Share of users who give up against the token limit",
+    "objectives": "Service objectives against the token limit",
+    "token_law": "Requested output tokens",
+    "clipped_share": "Answers clipped by the limit",
+    "latency_fit": "Request latency against output tokens (profile fit)",
+    "fit_residuals": "Latency fit residuals"}
+
+
+def pct(x) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def rows(p, free, patience: float) -> list:
+    """(label, value with units) at the chosen limit ``p`` against no limit ``free``
+    (``LimitPoint``s; ``free`` None where no limit cannot be evaluated)."""
+    stable = np.isfinite(p.mean_wait)
+    free_wait = np.nan if free is None else free.mean_wait
+    change = percent_change(p.mean_wait, free_wait) if stable and np.isfinite(free_wait) \
+        else None
+
+    def unlimited(x, text):
+        return "n/a" if free is None or np.isnan(x) else text(x)
+
+    return [
+        ("Mean wait (no one gives up)", f"{p.mean_wait:.3g} s" if stable else UNSTABLE),
+        ("Mean wait without a limit",
+         unlimited(free_wait, lambda w: f"{w:.3g} s" if np.isfinite(w) else "unstable")),
+        ("Change vs no limit", "n/a" if change is None else f"{change:+.1f} %"),
+        ("Answers clipped", pct(p.clipped_share)),
+        ("Load (share of capacity)", f"{pct(p.load)} (no limit: "
+         f"{unlimited(np.nan if free is None else free.load, pct)})"),
+        (f"Share of users who give up (wait > {patience:g} s)", pct(p.loss_fraction)),
+        ("Give up without a limit",
+         unlimited(np.nan if free is None else free.loss_fraction, pct)),
+        ("Mean wait of users who stay", f"{p.mean_wait_served:.3g} s"),
+        ("Mean wait of users who stay, no limit",
+         unlimited(np.nan if free is None else free.mean_wait_served, lambda w: f"{w:.3g} s")),
+        ("Mean share of requested tokens served", pct(p.mean_utility)),
+    ]
+
+
+def scenario_sentence(scenario, limit: int) -> str:
+    lam = scenario.lam_per_s
+    return (f"{scenario.profile.name} serving {lam:.4g} requests/s (one every {1 / lam:.3g} s) "
+            f"whose answers ask for {scenario.law.label} output tokens, capped at {limit:,} "
+            f"tokens; users give up after waiting {scenario.patience_s:g} s.")
+
+
+def parameters(scenario, limit: int) -> dict:
+    """The report's inputs as plain text with units."""
+    s, prof = scenario, scenario.profile
+    return {"Latency profile": prof.name,
+            "Time per output token (a)": f"{prof.a_s:.6g} s",
+            "Fixed time per request (c)": f"{prof.c_s:.5g} s",
+            "Requested output tokens": s.law.label,
+            "Arrival rate (λ)": f"{s.lam_per_s:.5g} requests/s",
+            "Token limit (n_max)": f"{limit:,} tokens",
+            "Token limits drawn": f"{s.n_range[0]:,} to {s.n_range[1]:,} tokens",
+            "Patience (τ)": f"{s.patience_s:g} s",
+            "Impatience model": METHODS.get(s.method, s.method),
+            "Weight of the answer in V1 (θ)": f"{s.theta_v1:.4f}",
+            "Weight of the answer in V2 (θ)": f"{s.theta_v2:.4f}",
+            "Cost of a user who gives up (ℓ)": f"{s.loss_cost:g} utility units"}
+
+
+def metrics(p) -> dict:
+    """What a pinned baseline is compared on (absolute units: s, %)."""
+    return {"Mean wait, no one gives up (s)": p.mean_wait,
+            "Answers clipped (%)": 100 * p.clipped_share,
+            "Users who give up (%)": 100 * p.loss_fraction,
+            "Mean wait of users who stay (s)": p.mean_wait_served}
+
+
+def report_sections(scenario, limit: int, baseline) -> list:
+    """[(human title, figure, caption)] of every chart view."""
+    return [(TITLES.get(name, name), fig, "") for view in views.CHART_VIEWS
+            for name, fig in views.figures(view, scenario, Point.for_view(view, limit, baseline))]
