@@ -11,6 +11,7 @@ Poisson process (per second) with i.i.d. output token counts from a law on
 * ``dynamic``      dynamic batching, exact (the departure chain with random batch times)
 * ``bounds``       Inoue's φ with eq 20, eq 16's φ0, φ1 as printed
 * ``curves``       E[L_b], μ[b] over batch sizes; fixed curves and the bound over loads
+* ``coverage``     which strategy is stable where and how its latency is known there
 * ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C)
 * ``sim``          the discrete-event simulator (dynamic, fixed, elastic, continuous)
 
@@ -23,6 +24,8 @@ from .batch_times import (batch_time, check_dist, check_k, expected_max_tokens, 
                           max_token_nodes, mean_batch_time, optimal_batch_size, throughput,
                           upper_support)
 from .bounds import dynamic_wait_bound, linear_bound_coefficients, yang_phi, yang_phi0, yang_phi1
+from .coverage import (EXACT, NO_EXACT, NOT_COMPUTED, SIMULATED, UNSTABLE, StrategyMap, chain_loads,
+                       curve_grid, strategy_map)
 from .curves import BatchSizeCurve, FixedCurves, batch_size_curve, fixed_curves, load_grid
 from .dynamic import (CHAIN_MAX_STATES, DynamicSolution, dynamic_sojourn, dynamic_solution,
                       dynamic_wait)
@@ -32,7 +35,8 @@ from .sim import LLMSimRecords, LLMSimResult, simulate
 from .stability import B_HORIZON, STRATEGIES, stability_limit
 
 __all__ = [
-    "B_HORIZON", "B_MAX_CANDIDATES", "CHAIN_MAX_STATES", "STRATEGIES",
+    "B_HORIZON", "B_MAX_CANDIDATES", "CHAIN_MAX_STATES", "EXACT", "NOT_COMPUTED", "SIMULATED",
+    "NO_EXACT", "STRATEGIES", "UNSTABLE", "StrategyMap", "chain_loads", "curve_grid", "strategy_map",
     "BatchSizeCurve", "DynamicSolution", "FixedCurves", "LLMSimRecords", "LLMSimResult",
     "batch_size_curve", "batch_time", "best_fixed_batch_size", "best_strategy", "check_dist",
     "check_k", "compare_strategies", "dynamic_sojourn", "dynamic_solution", "dynamic_wait",

@@ -19,8 +19,10 @@ SEED = 2024
 N_FINE = 80                                                    # analytic λ grid
 COARSE = (0.1, 0.2, 0.325, 0.45, 0.575, 0.7, 0.85, 1.0)        # × λ max: chains, simulations
 CHAIN_LOAD = {"dynamic": 0.8, "capped": 0.9}   # exact chains only below this share of capacity
+CHAIN_POINTS = 4                               # extra chain loads up to the share: the curve's end
 SIM_LOAD = 0.95
 B_TOP = 512                                                    # batch sizes of the Fig 3 chart
+CHAINS = ("dynamic", "capped")                                 # strategies with an exact chain
 STRATEGIES = ("dynamic", "capped", "fixed", "elastic", "continuous")
 LABELS = {"dynamic": "dynamic", "capped": "capped dynamic (b_max)", "fixed": "fixed b",
           "elastic": "elastic", "continuous": "continuous (KV cache)"}
@@ -55,16 +57,20 @@ class FixedLoads:
 
 @memo(CACHE_SIZE)
 def fixed_curves(law, k, b, lam_max) -> FixedLoads:
-    """Fixed batching and the dynamic bound over the λ axis (s)."""
+    """Fixed batching and the dynamic bound over the λ axis (s); the fine grid has
+    points up to fixed batching's capacity however short its stable stretch."""
     dist = law.law
-    return FixedLoads(lb.fixed_curves(lb.load_grid(lam_max, N_FINE), b, dist, k),
+    grid = lb.curve_grid(lam_max, lb.stability_limit("fixed", dist, k, b=b), N_FINE)
+    return FixedLoads(lb.fixed_curves(grid, b, dist, k),
                       lb.fixed_batch_sojourn(coarse_grid(lam_max), b, dist, k))
 
 
 def chain_states(b_max) -> int:
     """State ceiling of an exact chain: its cost grows like states² × min(b_max, states),
-    so uncapped and large-b_max chains get fewer states."""
-    return 512 if b_max is not None and b_max <= 128 else 256
+    so uncapped and large-b_max chains get fewer states (each solve well under 1 s)."""
+    if b_max is None or b_max > 128:
+        return 256
+    return 1024 if b_max <= 64 else 512
 
 
 @memo(512)
@@ -72,31 +78,45 @@ def _chain_point(lam, law, k, b_max) -> lb.DynamicSolution:
     return lb.dynamic_solution(lam, law.law, k, b_max, chain_states(b_max))
 
 
+@dataclass(frozen=True, eq=False)
+class ChainCurve:
+    lam: np.ndarray            # loads solved for the chart (requests/s)
+    sojourn: np.ndarray        # exact mean latency there (s; NaN: not solved)
+    coarse: np.ndarray         # the same on the coarse grid (NaN: not solved)
+
+
 @memo(CACHE_SIZE)
-def dynamic_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> np.ndarray:
-    """Exact mean sojourn (s) on the coarse grid; NaN above ``share`` of the limit and
-    from the first load whose chain needs more than ``chain_states`` states on (the
-    queue only grows with the load)."""
-    lam = coarse_grid(lam_max)
+def chain_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> ChainCurve:
+    """Exact mean sojourn (s) at the coarse loads and ``CHAIN_POINTS`` more up to ``share`` of the limit;
+    NaN from the first load whose chain needs more than ``chain_states`` states on
+    (the queue only grows with the load)."""
+    coarse = coarse_grid(lam_max)
+    lam = lb.chain_loads(coarse, limit, share, CHAIN_POINTS)
     out = np.full(lam.size, np.nan)
-    todo = np.flatnonzero(lam < share * limit)
-    for n, i in enumerate(todo):
-        sol = _chain_point(float(lam[i]), law, k, b_max)
+    for n, x in enumerate(lam):
+        sol = _chain_point(float(x), law, k, b_max)
         if not sol.converged:
             break
-        out[i] = sol.mean_sojourn
+        out[n] = sol.mean_sojourn
         if bar is not None:
-            bar.progress((n + 1) / todo.size, "Solving the exact dynamic-batching chain…")
-    return out
+            bar.progress((n + 1) / lam.size, "Solving the exact dynamic-batching chain…")
+    at = {float(x): v for x, v in zip(lam, out)}
+    return ChainCurve(lam, out, np.array([at.get(float(x), np.nan) for x in coarse]))
+
+
+def chains(law, k, b_max, lam_max, lims: dict, bar=None) -> dict:
+    """The exact chains of uncapped and capped dynamic batching, by strategy."""
+    return {"dynamic": chain_curve(law, k, None, lam_max, lims["dynamic"], bar,
+                                   CHAIN_LOAD["dynamic"]),
+            "capped": chain_curve(law, k, b_max, lam_max, lims["capped"], bar,
+                                  CHAIN_LOAD["capped"])}
 
 
 def exact_curves(law, k, b, b_max, lam_max, lims: dict, bar=None) -> dict:
     """Exact mean sojourn (s) on the coarse grid: uncapped and capped dynamic, fixed b."""
-    return {"dynamic": dynamic_curve(law, k, None, lam_max, lims["dynamic"], bar,
-                                     CHAIN_LOAD["dynamic"]),
-            "capped": dynamic_curve(law, k, b_max, lam_max, lims["capped"], bar,
-                                    CHAIN_LOAD["capped"]),
-            "fixed": fixed_curves(law, k, b, lam_max).coarse}
+    out = {s: c.coarse for s, c in chains(law, k, b_max, lam_max, lims, bar).items()}
+    out["fixed"] = fixed_curves(law, k, b, lam_max).coarse
+    return out
 
 
 @memo(1024)
@@ -142,7 +162,16 @@ def recommended_b_max(lam, law, k) -> tuple[int, float]:
     return lb.recommended_b_max(lam, law.law, k, max_states=256)
 
 
-def best_per_load(exact: dict, sweep: SimSweep | None) -> list[str]:
-    """Label of the best strategy per coarse load: simulated means where run, else exact."""
-    means = lb.prefer_simulated(exact, None if sweep is None else sweep.mean)
-    return lb.best_strategy({LABELS[s]: means[s] for s in STRATEGIES if s in means})
+@memo(CACHE_SIZE)
+def strategy_map(law, k, b, b_max, kv, prompt, lam_max, simulate, n_jobs, bar=None):
+    """Which strategy is stable where and how its latency is known (the page's one
+    source for its caption, tables, charts and best-strategy view)."""
+    lims = limits(law, k, b, b_max, kv, prompt)
+    exact = exact_curves(law, k, b, b_max, lam_max, lims, bar)
+    sweep = (sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar)
+             if simulate else None)
+    return lb.strategy_map(coarse_grid(lam_max), STRATEGIES, LABELS, lims, exact,
+                           None if sweep is None else sweep.mean, share=CHAIN_LOAD,
+                           states={"dynamic": chain_states(None),
+                                   "capped": chain_states(b_max)},
+                           sim_load=SIM_LOAD)

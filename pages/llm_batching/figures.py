@@ -60,14 +60,15 @@ def _marks(b, y, b_marks: dict) -> list[dict]:
 
 
 def strategy_latency_figure(curves, sims, limits: dict, *, x_max, title, y_title,
-                            current=None, baseline=None) -> go.Figure:
+                            current=None, baseline=None, ends=()) -> go.Figure:
     """Latency vs arrival rate for every strategy (Figs 5, 6).
 
     ``curves``: (strategy, label, λ, latency, dash) analytic lines; ``sims``:
     (strategy, label, λ, value, ci95 or None) simulated points; ``limits``:
     strategy -> (label, stability limit in requests/s), each drawn as a dotted
     line, and loads beyond every limit shaded.  Curves with no finite value are
-    left out.
+    left out.  ``ends``: (strategy, x, y, why) — where a curve ends and why, as an
+    annotation at (x, y), or as legend text "strategy: why" when y is None (not drawn).
     """
     fig = new_figure(title, "arrival rate λ (requests/s)", y_title, log_y=True)
     shown, traces = [], []
@@ -88,8 +89,16 @@ def strategy_latency_figure(curves, sims, limits: dict, *, x_max, title, y_title
         shown.append(y)
     if baseline is not None:
         traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
-    fig.add_traces(traces)
     shapes, notes = [], []
+    for strategy, x, y, why in ends:
+        color = STRATEGY_COLORS[strategy]
+        if y is None:
+            traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=why,
+                               marker=dict(color=color, symbol="x-thin-open", size=8)))
+        else:
+            notes.append(dict(x=x, y=float(np.log10(y)), text=why, showarrow=True, arrowhead=0,
+                              ax=-10, ay=-28, xanchor="right", font=dict(size=9, color=color)))
+    fig.add_traces(traces)
     for strategy, (label, limit) in limits.items():
         if 0 < limit < x_max:
             shapes.append(vline(limit, color=STRATEGY_COLORS[strategy], dash="dot", width=1))
@@ -107,24 +116,26 @@ def strategy_latency_figure(curves, sims, limits: dict, *, x_max, title, y_title
     return add_overlays(fig, shapes + band, notes + band_notes)
 
 
-def best_strategy_figure(lam, best: list[str], order: list[str]) -> go.Figure:
-    """Which strategy has the smallest mean latency at each load ("" = none stable)."""
-    fig = new_figure("Best strategy per load (smallest mean latency)",
-                     "arrival rate λ (requests/s)", "strategy")
+def best_strategy_figure(lam, best: list[str], order: list[str], verdicts=None) -> go.Figure:
+    """Which strategy has the smallest mean latency at each load: a label of ``order``,
+    "not computed" (stable strategies whose latency is not known) or "none stable"
+    ("" also means none stable); ``verdicts``: the answer in words per load (hover)."""
+    fig = new_figure("Fastest strategy at each load", "arrival rate (requests/s)", "strategy")
     lam = np.asarray(lam, float)
+    best = [b or "none stable" for b in best]
+    verdicts = list(verdicts) if verdicts is not None else best
+    styles = {"not computed": dict(symbol="circle-open", color="#888"),
+              "none stable": dict(symbol="x", color="#d62728")}
     traces = []
-    for label in order:
+    for label in list(order) + list(styles):
         sel = [i for i, name in enumerate(best) if name == label]
         if sel:
             traces.append(dict(type="scatter", x=lam[sel].tolist(), y=[label] * len(sel),
-                               mode="markers", name=label, marker=dict(size=14, symbol="square")))
-    none = [i for i, name in enumerate(best) if name == ""]
-    if none:
-        traces.append(dict(type="scatter", x=lam[none].tolist(), y=["none stable"] * len(none),
-                           mode="markers", name="none stable",
-                           marker=dict(size=14, symbol="x", color="#d62728")))
+                               mode="markers", name=label, text=[verdicts[i] for i in sel],
+                               hovertemplate="%{x:.3g} requests/s: %{text}<extra></extra>",
+                               marker={"size": 14, "symbol": "square", **styles.get(label, {})}))
     fig.add_traces(traces)
     fig.update_yaxes(type="category", categoryorder="array",
-                     categoryarray=order + ["none stable"])
-    fig.update_layout(hovermode="closest", height=300)
+                     categoryarray=list(order) + list(styles))
+    fig.update_layout(hovermode="closest", height=320)
     return fig

@@ -61,10 +61,23 @@ class Scenario:
         return f"{self.law.label}, b={self.b}, b_max={self.b_max}"
 
     def parameters(self, lam: float) -> dict:
-        """The report's parameter table at load ``lam``."""
-        return {"token law": self.law.label, "k (s)": str(self.k), "b": self.b,
-                "b_max": self.b_max, "λ (req/s)": lam, "KV cache (tokens)": self.kv,
-                "prompt tokens": self.prompt}
+        """The report's parameter table at load ``lam``: plain text with units."""
+        k1, k2, k3, k4 = self.k
+        return {"Output length (tokens)": self.law.label,
+                "Batch time H(b, l) = k1·b + k2 + k3·b·l + k4·l":
+                    f"k1 = {k1:g} s per request, k2 = {k2:g} s, k3 = {k3:g} s per token per "
+                    f"request, k4 = {k4:g} s per token",
+                "Fixed batch size": f"{self.b} requests", "Batch-size cap":
+                    f"{self.b_max} requests", "Load": f"{lam:.4g} requests/s",
+                "Load axis up to": f"{self.lam_max:g} requests/s",
+                "KV cache": f"{self.kv:,.0f} tokens",
+                "Prompt": f"{self.prompt:,.0f} tokens per request",
+                "Simulation": f"{self.n_jobs:,} requests per load" if self.simulate else "off"}
+
+    def sentence(self, lam: float) -> str:
+        """The scenario in one plain sentence."""
+        return (f"{lam:.3g} requests per second arrive, output lengths {self.law.label} tokens; "
+                f"fixed batches of {self.b}, dynamic batches capped at {self.b_max}.")
 
 
 def load_preset():

@@ -5,15 +5,23 @@ the sidebar's ``Scenario`` (and the pinned one) are frozen, so they are the key.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from engine import llm_batching as lb
 from ui.memo import memo
 
 from . import data
 from . import figures as figs
 
-LATENCY, BATCH_SIZE, BEST_STRATEGY, FORMULAS_VIEW = (
-    "Latency", "Batch size", "Best strategy", "Formulas")
-VIEWS = (LATENCY, BATCH_SIZE, BEST_STRATEGY, FORMULAS_VIEW)
-CHART_VIEWS = (LATENCY, BATCH_SIZE, BEST_STRATEGY)
+LATENCY, BATCH_SIZE, BEST_STRATEGY, PAPER, FORMULAS_VIEW = (
+    "Latency", "Batch size", "Best strategy", "Paper vs model", "Formulas")
+VIEWS = (LATENCY, BATCH_SIZE, BEST_STRATEGY, PAPER, FORMULAS_VIEW)
+CHART_VIEWS = (LATENCY, BATCH_SIZE, BEST_STRATEGY, PAPER)
+TITLES = {"mean_latency": "Mean latency against load", "p99_latency": "p99 latency against load",
+          "expected_max_tokens": "Longest output in a batch against batch size",
+          "throughput_vs_b": "Throughput against batch size",
+          "best_strategy": "Fastest strategy at each load",
+          "paper_vs_model": "The paper's formulas as printed against the model"}
 
 FORMULAS = [
     ("H(b, l) = k_1 b + k_2 + k_3 b\\,l + k_4 l", "batch time, longest output l (eq 18), s"),
@@ -56,37 +64,77 @@ def sweep(s):
     return data.sim_sweep(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, lims, s.n_jobs)
 
 
+def strategy_map(s):
+    """The page's one source of which strategy is stable where (``lb.StrategyMap``)."""
+    return data.strategy_map(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate,
+                             s.n_jobs)
+
+
+def _chain_end(s, strategy, chain, limit) -> tuple:
+    """(strategy, x, y, why) where an exact chain curve ends (y None: nothing drawn)."""
+    one = lb.strategy_map(chain.lam, (strategy,), data.LABELS, {strategy: limit},
+                          {strategy: chain.sojourn}, None, share=data.CHAIN_LOAD,
+                          states={strategy: data.chain_states(s.b_max if strategy == "capped"
+                                                              else None)})
+    why = f"{data.LABELS[strategy]} exact: {one.end_note(strategy)}"
+    ok = np.flatnonzero(np.isfinite(chain.sojourn))
+    return (strategy, None, None, why) if not ok.size else (
+        strategy, float(chain.lam[ok[-1]]), float(chain.sojourn[ok[-1]]), why)
+
+
 def _latency(s, lam, baseline) -> list:
     lims, labels = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt), data.LABELS
     marks = {strat: (labels[strat], v) for strat, v in lims.items()}
     fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
-    coarse = data.coarse_grid(s.lam_max)
-    exact = data.exact_curves(s.law, s.k, s.b, s.b_max, s.lam_max, lims)
-    curves = [("fixed", f"fixed b = {s.b}, exact (M/D^b/1)", fine.lam_per_s, fine.sojourn_s, None),
-              ("fixed", "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)", fine.lam_per_s,
-               fine.eq25_s, "dash"),
-              ("dynamic", "dynamic, bound φ with eq 20 (bounded laws)", fine.lam_per_s,
-               fine.dynamic_bound_s, "dot"),
-              ("dynamic", "dynamic, exact chain", coarse, exact["dynamic"], None),
-              ("capped", f"capped dynamic b_max = {s.b_max}, exact chain", coarse,
-               exact["capped"], None)]
+    chains = data.chains(s.law, s.k, s.b_max, s.lam_max, lims)
+    smap = strategy_map(s)
+    curves = [("fixed", f"fixed b = {s.b}, exact", fine.lam_per_s, fine.sojourn_s, None),
+              ("dynamic", "dynamic, no cap, exact", chains["dynamic"].lam,
+               chains["dynamic"].sojourn, "dash"),
+              ("capped", f"dynamic, cap b_max = {s.b_max}, exact", chains["capped"].lam,
+               chains["capped"].sojourn, None)]
+    ends = [_chain_end(s, strat, chains[strat], lims[strat]) for strat in data.CHAINS]
+    ok = np.flatnonzero(np.isfinite(fine.sojourn_s))
+    fixed_note = f"fixed b = {s.b}: {smap.end_note('fixed')}"
+    ends.append(("fixed", float(fine.lam_per_s[ok[-1]]), float(fine.sojourn_s[ok[-1]]),
+                 fixed_note) if ok.size else ("fixed", None, None, fixed_note))
     sw = sweep(s)
     sims = [] if sw is None else [(strat, f"{labels[strat]}, simulated ±95% CI", sw.lam,
                                    sw.mean[strat], sw.ci95[strat]) for strat in data.STRATEGIES]
+    ends += [(strat, None, None, f"{labels[strat]}: {smap.end_note(strat)}")
+             for strat in lb.NO_EXACT if sw is None]
     base = None
     if baseline is not None:
         pinned = data.fixed_curves(baseline.law, baseline.k, baseline.b, baseline.lam_max).fine
         base = (pinned.lam_per_s, pinned.sojourn_s)
     out = [("mean_latency", figs.strategy_latency_figure(
-        curves, sims, marks, x_max=s.lam_max, current=lam,
-        title="Mean latency (wait + processing) vs load", y_title="mean latency (s)",
+        curves, sims, marks, x_max=s.lam_max, current=lam, ends=ends,
+        title="Mean latency (wait + processing) against load", y_title="mean latency (s)",
         baseline=base))]
     if sw is not None:
         out.append(("p99_latency", figs.strategy_latency_figure(
             [], [(strat, f"{labels[strat]}, simulated", sw.lam, sw.p99[strat], None)
                  for strat in data.STRATEGIES], marks, x_max=s.lam_max, current=lam,
-            title="p99 latency vs load (simulation)", y_title="p99 latency (s)")))
+            title="p99 latency against load (simulation)", y_title="p99 latency (s)")))
     return out
+
+
+def _paper(s) -> tuple:
+    """Eq 25 and the dynamic bound as the paper prints them, beside the exact model."""
+    lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
+    fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
+    chain = data.chains(s.law, s.k, s.b_max, s.lam_max, lims)["dynamic"]
+    curves = [("fixed", f"fixed b = {s.b}, exact (M/D^b/1)", fine.lam_per_s, fine.sojourn_s,
+               None),
+              ("fixed", "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)", fine.lam_per_s,
+               fine.eq25_s, "dash"),
+              ("dynamic", "dynamic, exact chain", chain.lam, chain.sojourn, None),
+              ("dynamic", "dynamic, bound φ with eq 20 (bounded laws only)", fine.lam_per_s,
+               fine.dynamic_bound_s, "dot")]
+    marks = {strat: (data.LABELS[strat], lims[strat]) for strat in ("fixed", "dynamic")}
+    return (("paper_vs_model", figs.strategy_latency_figure(
+        curves, [], marks, x_max=s.lam_max, title="The paper's formulas as printed vs the model",
+        y_title="mean latency (s)")),)
 
 
 @memo(128)
@@ -105,9 +153,10 @@ def figures(view: str, scenario, lam: float | None = None, baseline=None) -> tup
                 ("throughput_vs_b", figs.throughput_figure(
                     bc.b, bc.throughput_per_s, bc.b_throughput_opt, marks)))
     if view == BEST_STRATEGY:
-        lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
-        best = data.best_per_load(data.exact_curves(s.law, s.k, s.b, s.b_max, s.lam_max, lims),
-                                  sweep(s))
+        smap = strategy_map(s)
         return (("best_strategy", figs.best_strategy_figure(
-            data.coarse_grid(s.lam_max), best, [data.LABELS[strat] for strat in data.STRATEGIES])),)
+            smap.lam, smap.categories(), [data.LABELS[strat] for strat in data.STRATEGIES],
+            smap.verdicts())),)
+    if view == PAPER:
+        return _paper(s)
     return ()

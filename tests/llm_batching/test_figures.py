@@ -67,8 +67,11 @@ def test_best_strategy_figure_and_report():
     fig = figs.best_strategy_figure([0.1, 0.2, 0.3], ["elastic", "continuous", ""],
                                     ["elastic", "continuous"])
     assert _trace(fig, "elastic").x == (0.1,) and _trace(fig, "none stable").x == (0.3,)
-    assert list(fig.layout.yaxis.categoryarray) == ["elastic", "continuous", "none stable"]
+    assert list(fig.layout.yaxis.categoryarray) == ["elastic", "continuous", "not computed",
+                                                    "none stable"]
     frame = figure_frame(fig)
-    assert set(frame["series"]) == {"elastic", "continuous", "none stable"}
+    # wide (issue 14): the strategy axis is one column, named after the axis
+    assert list(frame.iloc[:, 1]) == ["elastic", "continuous", "none stable"]
+    assert list(frame.iloc[:, 0]) == [0.1, 0.2, 0.3]
     html = report_html("LLM batching", {"law": "<b>x</b>"}, [("best", fig, "")], ["f"], ["e"])
     assert "&lt;b&gt;x&lt;/b&gt;" in html

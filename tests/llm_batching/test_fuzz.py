@@ -93,6 +93,15 @@ def test_llm_batch_times(law, k, b, l, rho, b_fixed, b_max, kv, prompt, data):
                                           kv, prompt)
     assert limits["fixed"] == llm_batching.stability_limit("fixed", law, k, b=b_fixed)
     assert_no_nan(limits)
+    # which strategy is stable where: "none stable" only where every limit is passed
+    top = 2.0 * max(limits.values())
+    smap = llm_batching.strategy_map(
+        llm_batching.curve_grid(top, cap, POINTS), tuple(limits), {s: s for s in limits}, limits,
+        {}, None, share={"dynamic": 0.8, "capped": 0.9},
+        states={"dynamic": 256, "capped": 256})
+    for x, verdict in zip(smap.lam, smap.verdicts()):
+        assert (verdict == "none stable") == (not smap.stable(x))
+    assert llm_batching.chain_loads(smap.lam, limits["capped"], 0.9).max(initial=0) <= top
     merged = llm_batching.prefer_simulated({"a": lam}, {"a": np.where(unstable, np.nan, lam),
                                                         "c": lam})
     assert set(merged) == {"a", "c"} and np.array_equal(merged["a"], lam)
@@ -293,7 +302,8 @@ def test_llm_paper_comparison(k, rho, kv):
 # ============================================================ every public function has a case
 
 from engine.llm_batching import (answers as lb_answers, batch_times as lb_batch_times,
-                                 bounds as lb_bounds, curves as lb_curves, dynamic as lb_dynamic,
+                                 bounds as lb_bounds, coverage as lb_coverage,
+                                 curves as lb_curves, dynamic as lb_dynamic,
                                  fixed as lb_fixed, sim as lb_sim, stability as lb_stability)
 
 # Public name -> the test that fuzzes it, per submodule of engine.llm_batching (the
@@ -331,6 +341,10 @@ FUZZED = {
         "strategy_limits": test_llm_batch_times, "prefer_simulated": test_llm_batch_times,
         "recommended_b_max": test_llm_dynamic, "best_fixed_batch_size": test_llm_dynamic,
         "compare_strategies": test_llm_compare, "paper_comparison": test_llm_paper_comparison},
+    lb_coverage: {   # tests/llm_batching/test_llm_batching.py (arrays in, labels out)
+        "curve_grid": test_llm_batch_times, "chain_loads": test_llm_batch_times,
+        "strategy_map": test_llm_batch_times,
+        "StrategyMap": (test_llm_batch_times, "strategy_map")},
     lb_sim: {
         "simulate": test_llm_simulate,
         "LLMSimResult": (test_llm_simulate, "simulate"),

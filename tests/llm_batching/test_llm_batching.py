@@ -591,3 +591,35 @@ def test_old_module_names_still_work():
     assert llm_batching_sim.LLMSimResult is lb.LLMSimResult
     assert llm_batching_sim.STRATEGIES == ("dynamic", "fixed", "elastic", "continuous")
     assert llm_batching_sim.BACKEND in ("numba", "numpy")
+
+
+def test_strategy_map_says_how_each_latency_is_known():
+    """Issue 14: one source for which strategy is stable where and how it is known."""
+    lam = np.array([0.1, 0.2, 0.3])
+    order = ("dynamic", "fixed", "elastic")
+    limits = {"dynamic": 0.25, "fixed": 0.15, "elastic": 0.5}
+    exact = {"dynamic": [5.0, np.nan, np.inf], "fixed": [4.0, np.inf, np.inf]}
+    m = lb.strategy_map(lam, order, {s: s for s in order}, limits, exact, None,
+                        share={"dynamic": 0.7}, states={"dynamic": 256})
+    assert m.method["dynamic"] == [lb.EXACT, lb.NOT_COMPUTED, lb.UNSTABLE]
+    assert "70%" in m.reason["dynamic"][1]                 # 0.2 ≥ 0.7 × 0.25
+    assert m.method["elastic"] == [lb.NOT_COMPUTED] * 3 and m.stable(0.3) == ["elastic"]
+    assert m.best() == ["fixed", "", ""]
+    assert m.verdicts()[1] == "not computed (stable: dynamic, elastic)"   # never "none stable"
+    assert m.categories() == ["fixed", lb.NOT_COMPUTED, lb.NOT_COMPUTED]
+    sim = {"dynamic": [np.nan, 6.0, np.nan], "fixed": [np.nan] * 3, "elastic": [3.0, 3.5, 9.0]}
+    m = lb.strategy_map(lam, order, {s: s for s in order}, limits, exact, sim,
+                        share={"dynamic": 0.7}, states={"dynamic": 256})
+    assert m.method["dynamic"][1] == lb.SIMULATED and m.best() == ["elastic"] * 3
+    assert m.known_until("fixed") == 0.1 and "0.15" in m.end_note("fixed")
+    none = lb.strategy_map(lam, ("fixed",), {"fixed": "fixed"}, {"fixed": 0.05},
+                           {"fixed": [np.inf] * 3}, None, share={}, states={})
+    assert none.verdicts() == ["none stable"] * 3
+
+
+def test_curve_grid_and_chain_loads_reach_the_capacity():
+    grid = lb.curve_grid(20.0, 0.14, 80)
+    assert (grid < 0.14).sum() >= 40 and grid.max() == 20.0
+    loads = lb.chain_loads([2.0, 4.0], 0.1, 0.8, 4)
+    assert list(loads) == pytest.approx([0.02, 0.04, 0.06, 0.08])
+    assert lb.chain_loads([0.1, 0.2], 0.0, 0.8).size == 0

@@ -35,18 +35,18 @@ def test_fixed_curve_on_the_chart_is_the_engine_curve():
     expected = lb.fixed_batch_sojourn(lam, 16, tl.lognormal(7.0, 0.7), K)
     assert fixed["y"][:36:5] == pytest.approx(list(expected), rel=1e-9)
     assert fixed["y"][-1] is None                                 # unstable: a gap
-    assert metric(at, "Throughput-optimal b") == "272"              # engine docstring
+    assert metric(at, "Batch size with the most throughput") == "272"              # engine docstring
 
 
 def test_moving_sliders_changes_the_figure_and_the_answers():
     at = open_page()
-    before = trace(charts(at)[0], "capped dynamic")["y"]
+    before = trace(charts(at)[0], "dynamic, cap")["y"]
     at.slider(key="log_sd").set_value(0.5).run()
     assert not at.exception
-    assert trace(charts(at)[0], "capped dynamic")["y"] != before
-    b_star = metric(at, "Optimal fixed b*")
+    assert trace(charts(at)[0], "dynamic, cap")["y"] != before
+    b_star = metric(at, "Best fixed batch size")
     at.slider(key="lam").set_value(0.2).run()
-    assert not at.exception and metric(at, "Optimal fixed b*") != b_star
+    assert not at.exception and metric(at, "Best fixed batch size") != b_star
 
 
 @pytest.mark.parametrize("query", [
@@ -61,15 +61,18 @@ def test_extremes_run_without_exception(query):
 
 def test_unstable_load_names_the_capacity():
     at = open_page({"lam": "0.2"})                 # beyond fixed b = 16 (0.141/s) and dynamic
-    err = next(e.value for e in at.error if e.value.startswith("Unstable"))
+    err = next(e.value for e in at.error if e.value.startswith("At 0.2 "))
     assert "fixed b (capacity 0.1414" in err and "elastic" not in err
 
 
-def test_heavy_tail_uncapped_dynamic_is_reported_not_drawn():
-    at = open_page({"log_sd": "1.5"})              # capacity 0.0019/s, below every load shown
-    assert any("unstable at every load" in w.value for w in at.warning)
-    names = [t["name"] for t in charts(at)[0]["data"]]
-    assert not [n for n in names if n.startswith("dynamic, exact")]   # nothing drawn
+def test_heavy_tail_uncapped_dynamic_is_reported_and_drawn_to_its_limit():
+    """Changed on purpose (issue 14): the curve is drawn up to 80 % of its capacity
+    (0.0019/s, below the first comparison load) instead of not at all."""
+    at = open_page({"log_sd": "1.5"})
+    assert any("cannot keep up at any load shown" in w.value for w in at.warning)
+    cap = lb.stability_limit("dynamic", tl.lognormal(7.0, 1.5), K)
+    dyn = trace(charts(at)[0], "dynamic, no cap")
+    assert dyn["x"] and max(dyn["x"]) <= 0.8 * cap * (1 + 1e-9)
 
 
 def test_simulation_points_with_ci_and_p99_chart():
@@ -97,7 +100,7 @@ def test_share_link_round_trip():
     params = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
     assert params["law"] == "uniform" and params["b_max"] == "32"
     again = open_page(params)
-    assert metric(again, "Optimal fixed b*") == metric(at, "Optimal fixed b*")
+    assert metric(again, "Best fixed batch size") == metric(at, "Best fixed batch size")
     assert again.session_state["view"] == "Best strategy"
 
 
@@ -114,12 +117,12 @@ def test_malformed_link_parameter_falls_back_with_a_warning(query, key):
 def test_pasted_token_counts_are_used_and_bad_ones_rejected():
     at = open_page({"law": "empirical"})
     at.text_area(key="tokens_paste").input("tokens\n100\n200\n300\n400\n").run()
-    assert not at.error and metric(at, "Mean output E[N]") == "250 tokens"
+    assert not at.error and metric(at, "Mean output length") == "250 tokens"
     bad = "tokens\n100\n-5\n"
     at.text_area(key="tokens_paste").input(bad).run()
     assert not at.exception
     assert any("Token counts not used" in e.value for e in at.error)
-    assert metric(at, "Mean output E[N]") == "250 tokens"          # last valid law kept
+    assert metric(at, "Mean output length") == "250 tokens"          # last valid law kept
     assert at.text_area(key="tokens_paste").value == bad            # the user's text kept
 
 
@@ -143,9 +146,46 @@ def test_link_with_the_old_token_law_keys_opens_the_same_law(old, new):
         assert before.session_state[key] == after.session_state[key], key
     assert before.session_state[list(new)[-1]] == float(new[list(new)[-1]])
     assert not [w for w in before.warning if w.value.startswith("Link parameter")]
-    assert metric(before, "Mean output E[N]") == metric(after, "Mean output E[N]")
+    assert metric(before, "Mean output length") == metric(after, "Mean output length")
     assert charts(before)[0]["data"] == charts(after)[0]["data"]
     published = {k: v[0] if isinstance(v, list) else v for k, v in before.query_params.items()}
     assert not set(published) & {"ln_mu", "ln_sd", "u_lo", "u_hi"}    # re-published, new keys
     for key, value in new.items():
         assert float(published[key]) == float(value) if key != "law" else published[key] == value
+
+
+def _caption_verdicts(at) -> dict:
+    text = next(c.value for c in at.caption if c.value.startswith("Fastest strategy by load"))
+    body = text.split(":", 1)[1].rstrip(".")
+    return {float(p.split(":", 1)[0]): p.split(":", 1)[1].strip() for p in body.split("; ")}
+
+
+@pytest.mark.parametrize("query,loads", [({}, (0.03, 0.1725, 0.255)),
+                                         ({"lam_max": "20"}, (2.0, 4.0)),
+                                         ({"lam_max": "1"}, (0.2, 0.575))])
+def test_caption_table_chart_and_best_strategy_agree(query, loads):
+    """Issue 14: one source of truth for which strategy is stable where.  At each
+    comparison load the caption's answer, the best-strategy chart and the results
+    table (the strategies that keep up there) agree; "none stable" only where the
+    table lists none that keeps up; every strategy drawn or its reason in the legend."""
+    at = open_page({**query, "view": "Best strategy"})
+    verdicts = _caption_verdicts(at)
+    best = {x: t["name"] for t in charts(at)[0]["data"] for x in t["x"]}
+    latency = open_page(query)
+    names = " | ".join(t["name"] for t in charts(latency)[0]["data"] if t["name"])
+    for label in ("fixed b", "dynamic, no cap", "dynamic, cap", "elastic", "continuous"):
+        assert label in names
+    for lam in loads:
+        at.slider(key="lam").set_value(lam).run()
+        keeps = [k.split(":")[0] for k, v in pagetest.results(at).items()
+                 if v.endswith("keeps up here")]
+        verdict = next(v for x, v in verdicts.items() if x == pytest.approx(lam, rel=5e-3))
+        category = next(v for x, v in best.items() if x == pytest.approx(lam))
+        if keeps:
+            assert verdict != "none stable" and category != "none stable"
+            if category != "not computed":
+                assert verdict.startswith(category) and category in keeps
+            else:
+                assert all(name in verdict for name in keeps)
+        else:
+            assert verdict == category == "none stable"
