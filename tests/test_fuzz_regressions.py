@@ -371,3 +371,11 @@ def test_profile_fit_with_a_huge_batch_size_names_the_column():
         fit.fit_batch_profile([1.0, 1e308], [1e-300, 1e-300])
     with pytest.raises(ValueError, match="power_w"):
         fit.fit_batch_profile([1.0, 2.0], [100.0, 150.0], [1e308, 1e308])
+
+
+def test_busy_split_without_overhead_has_no_negative_share():
+    """τ0 = 0 (fuzz: α = 1.9, ρ = 0.5): the overhead share was u − work = −5.6e-17."""
+    from engine.batching import answers
+    st_ = batching.stationary(0.5 / 1.9, 1.9, 0.0)
+    work, overhead = answers.busy_split(st_.utilization, st_.mean_batch_size, 1.9, 0.0)
+    assert overhead == 0.0 and work == st_.utilization

@@ -250,8 +250,8 @@ def busy_split(utilization, mean_batch_size, alpha, tau0) -> tuple[float, float]
     u, eb = float(utilization), float(mean_batch_size)
     if not np.isfinite(eb):
         return u, 0.0
-    work = u * alpha * eb / (alpha * eb + tau0)
-    return work, u - work
+    per_batch = alpha * eb + tau0
+    return u * alpha * eb / per_batch, u * tau0 / per_batch    # both ≥ 0, no cancellation
 
 
 def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c0_j=None,

@@ -461,6 +461,12 @@ def test_batching_operating_point_at(alpha, tau0, b_max, rho, energy, gpu, kwh, 
             assert close(point.joules_per_request * point.energy_efficiency_per_j, 1.0, 1e-12)
         assert close(point.rate_per_s, 1000.0 * float(x), 1e-15)
         tally(b_answers.operating_point_at)
+        work, overhead = b_answers.busy_split(st_.utilization, st_.mean_batch_size, alpha, tau0)
+        assert_no_nan((work, overhead))
+        assert 0.0 <= work and 0.0 <= overhead and close(work + overhead, st_.utilization, 1e-12)
+        if not unstable and np.isfinite(st_.mean_batch_size):     # stable: λα is the work
+            assert close(work, float(x) * alpha, 1e-6) or abs(work - float(x) * alpha) < 1e-12
+        tally(b_answers.busy_split)
     p, bad = corrupt(data, dict(lam=0.5 * cap, alpha=alpha, tau0=tau0, b_max=b_max),
                      UNIT_DOMAINS)
     raises_naming("lam_per_ms" if bad == "lam" else bad, b_answers.operating_point_at,
@@ -504,6 +510,7 @@ FUZZED = {
         "load_curves": test_batching_curves, "b_max_family": test_batching_curves,
         "LoadCurves": (test_batching_curves, "load_curves")},
     b_answers: {
+        "busy_split": test_batching_operating_point_at,
         "cost_per_million": test_operating_point_costs_and_sweeps,
         "rate_seed": test_operating_point_costs_and_sweeps,
         "sweep_from_results": test_operating_point_costs_and_sweeps,

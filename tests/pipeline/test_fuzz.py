@@ -266,6 +266,14 @@ def test_pipeline_answers(spec_id, work_id, K, units, blocking, rho, data):
         assert -1 - 1e-9 <= op.gain_over_slowest <= 1e-9          # capacity ≤ slowest stage
         assert np.isinf(op.jobs[0]) == (not op.stable)
         tally(pipeline.operating_point)
+        rows = answers.stage_table(rates, op)
+        assert_no_nan([(r.utilisation, r.rate_alone_per_s, r.mean_jobs) for r in rows])
+        assert [r.stage for r in rows] == list(pipeline.STAGES)
+        assert all(0.0 <= r.utilisation <= 1.0 for r in rows)
+        assert all(0.0 <= r.blocked <= 1.0 for r in rows[:2]) and np.isnan(rows[2].blocked)
+        assert close([r.rate_alone_per_s for r in rows], pipeline.per_ms_to_per_s(np.array(caps)),
+                     1e-12)
+        tally(answers.stage_table)
     x = np.minimum(cap * np.geomspace(0.01, 1.0, POINTS), cap)
     tr = pipeline.traffic(rates, x, work.job_size_bytes)
     assert close(tr.flop_per_s, pipeline.per_ms_to_per_s(x) * rates.flops_per_job, 1e-12)
@@ -350,6 +358,7 @@ FUZZED = {
         "peak_flop_per_s": test_pipeline_answers, "per_ms_to_per_s": test_pipeline_answers,
         "per_s_to_per_ms": test_pipeline_answers, "bandwidths_bytes_per_s": test_pipeline_answers,
         "OperatingPoint": (test_pipeline_answers, "operating_point"),
+        "stage_table": test_pipeline_answers, "StageRow": (test_pipeline_answers, "stage_table"),
         "Traffic": (test_pipeline_answers, "traffic")},
     checks: {"single_integer": test_pipeline_checks, "blocking_rule": test_pipeline_checks},
     blas: {"limit_blas_threads": test_pipeline_checks, "ensure_blas_limit": test_pipeline_checks,

@@ -41,6 +41,10 @@ def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
     assert_no_nan(cdf)
     assert np.all((cdf >= 0) & (cdf <= 1)) and np.all(cdf[unstable] == 0)
     tally(sla.response_cdf, POINTS)
+    miss = cdfs.resolved_miss(cdf)           # documented: nan exactly below the resolution
+    assert np.array_equal(np.isnan(miss), 1.0 - cdf < cdfs.MISS_RESOLUTION)
+    assert np.all(miss[~np.isnan(miss)] == (1.0 - cdf)[~np.isnan(miss)])
+    tally(cdfs.resolved_miss, POINTS)
     offered = lam / mu
     erl = sla.erlang_c(n, offered)
     assert_no_nan(erl)
@@ -322,7 +326,7 @@ FUZZED = {
         "mmn_waiting_cdf": test_sla_closed_forms,
         "mmn_waiting_percentile": test_sla_closed_forms, "utilisation": test_sla_closed_forms,
         "response_percentile": test_sla_solvers, "mmn_response_percentile": test_sla_solvers,
-        "retry_busy_probability": test_sla_solvers},
+        "retry_busy_probability": test_sla_solvers, "resolved_miss": test_sla_closed_forms},
     checks: {"check_delays": test_sla_closed_forms, "check_probability": test_sla_closed_forms},
     units: {"s_from_ms": test_sla_closed_forms, "ms_from_s": test_sla_closed_forms,
             "hours_from_s": test_sla_closed_forms},
