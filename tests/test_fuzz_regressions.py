@@ -378,4 +378,4 @@ def test_busy_split_without_overhead_has_no_negative_share():
     from engine.batching import answers
     st_ = batching.stationary(0.5 / 1.9, 1.9, 0.0)
     work, overhead = answers.busy_split(st_.utilization, st_.mean_batch_size, 1.9, 0.0)
-    assert overhead == 0.0 and work == st_.utilization
+    assert overhead == 0.0 and abs(work - st_.utilization) <= 1e-15
