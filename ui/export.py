@@ -1,19 +1,27 @@
 """Exports: each chart as CSV data and standalone HTML; the whole page as one report.
 
 The report is one self-contained offline HTML file (plotly.js inlined once,
-no external fonts or scripts), with the parameters and formulas beside the
-charts, ready to mail to a stakeholder.
+no external fonts or scripts), ready to mail to a stakeholder: the answer and
+the scenario first, then the inputs, the charts, the formulas (readable without
+a TeX renderer), the share link, the version and the date.
 """
 from __future__ import annotations
 
+import functools
 import html
+import math
+import re
+import subprocess
+import unicodedata
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.offline import get_plotlyjs
 
-from ui.plotting import chart_config
+from ui.plotting import chart_config, readable_axes
 from ui.uploads import to_safe_csv
 
 # Standalone HTML gets both image formats as modebar buttons (JavaScript is fine there).
@@ -37,55 +45,386 @@ def figure_html(fig: go.Figure, title: str) -> str:
             f"</title></head><body>{body}{_BOTH_FORMATS_JS}</body></html>")
 
 
+_UNIT = re.compile(r"\s\(([^()=<>≤≥]*)\)\s*$")      # "mean latency (ms)" -> "ms"
+
+
+def axis_unit(title: str) -> str:
+    """The unit in an axis title's closing parentheses ("latency (ms)" -> "ms"), or ""."""
+    found = _UNIT.search(title or "")
+    return found.group(1).strip() if found else ""
+
+
+def _axis_title(fig: go.Figure, ref: str | None, letter: str) -> str:
+    name = f"{letter}axis{(ref or letter)[1:]}"
+    try:
+        return fig.layout[name].title.text or ""
+    except (KeyError, AttributeError):
+        return ""
+
+
+def _column(name: str, title: str, extra: str = "") -> str:
+    """A series' column: its name with the unit of its axis ("exact (ms)"), or with the
+    quantity where the axis has no unit ("eq 7: P(R > RT)")."""
+    unit = axis_unit(title)
+    if unit:
+        return f"{name}{extra} ({unit})" if f"({unit})" not in name else f"{name}{extra}"
+    return f"{name}{extra}: {title}" if title and title != name else f"{name}{extra}"
+
+
+def _categorical(values) -> bool:
+    return any(isinstance(v, str) for v in values)
+
+
+def _trace_frame(trace, name: str, y_title: str) -> pd.DataFrame:
+    """One trace as columns indexed by x: its y (a category axis gives one column named
+    after the axis, shared by every trace on it), and its error bars if any."""
+    y = list(trace.y)
+    categorical = _categorical(y)
+    data = {(y_title or "category") if categorical else _column(name, y_title): y}
+    err = getattr(trace, "error_y", None)
+    if not categorical and err is not None and err.array is not None:
+        data[_column(name, y_title, " ±95% CI")] = list(err.array)
+    frame = pd.DataFrame(data)
+    x = pd.Series(list(trace.x), dtype=object)
+    n = min(len(x), len(frame))
+    frame = frame.iloc[:n].copy()
+    frame.insert(0, "_x", x.iloc[:n].to_numpy())
+    return frame[frame["_x"].notna()]
+
+
+def _indexed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` indexed by (x, occurrence of that x) so repeated x values join in order."""
+    x = frame.pop("_x")
+    frame.index = pd.MultiIndex.from_arrays([x.to_numpy(), x.groupby(x).cumcount().to_numpy()])
+    return frame
+
+
 def figure_frame(fig: go.Figure) -> pd.DataFrame:
-    """The curves of a figure as one long table (series, x, y[, ci95]) for CSV export."""
-    frames = []
-    for trace in fig.data:
+    """The curves of a figure as one wide table for CSV export: the x column named after
+    the x-axis title, then one column per series named with its unit (from the trace
+    name and its y-axis title), and a ±95 % CI column where a trace has error bars.
+    Series on different x grids are joined on x (outer join, sorted when numeric);
+    traces on a category axis share one column; what draws nothing leaves no cell."""
+    frames, x_title = {}, None
+    for i, trace in enumerate(fig.data):
         if trace.x is None or trace.y is None:
             continue
-        frame = pd.DataFrame({"series": trace.name, "x": list(trace.x), "y": list(trace.y)})
-        err = getattr(trace, "error_y", None)
-        if err is not None and err.array is not None:
-            frame["ci95"] = list(err.array)
-        frames.append(frame)
+        if x_title is None:
+            x_title = _axis_title(fig, getattr(trace, "xaxis", None), "x") or "x"
+        y_title = _axis_title(fig, getattr(trace, "yaxis", None), "y")
+        name = trace.name if trace.name not in (None, "") else f"series {i + 1}"
+        frame = _trace_frame(trace, name, y_title)
+        key = tuple(frame.columns[1:])
+        if key not in frames or not _categorical(frame.iloc[:, 1]):
+            taken = {c for k in frames for c in k}
+            k = 2
+            while taken & set(key):                                     # same name twice
+                key = tuple(f"{c} #{k}" for c in frame.columns[1:])
+                k += 1
+            frame.columns = ["_x", *key]
+        frames[key] = frame if key not in frames else pd.concat([frames[key], frame])
     if not frames:
-        return pd.DataFrame(columns=["series", "x", "y"])
-    return pd.concat(frames, ignore_index=True)
+        return pd.DataFrame(columns=["x"])
+    wide = pd.concat([_indexed(f) for f in frames.values()], axis=1, join="outer", sort=False)
+    wide = wide.dropna(axis=1, how="all").dropna(axis=0, how="all")   # nothing drawn: no cell
+    xs = list(wide.index.get_level_values(0))
+    wide = wide.reset_index(drop=True)
+    wide.insert(0, x_title if x_title not in wide.columns else f"{x_title} (x)", xs)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in xs):
+        wide = wide.iloc[pd.Series(xs, dtype=float).argsort(kind="stable")]
+        wide = wide.reset_index(drop=True)
+        wide[wide.columns[0]] = wide[wide.columns[0]].astype(float)
+    return wide
 
 
-def figure_csv(fig: go.Figure) -> bytes:
-    """A figure's data as CSV bytes, formula-looking text neutralised."""
-    return to_safe_csv(figure_frame(fig))
+def figure_csv(fig: go.Figure, table: pd.DataFrame | None = None) -> bytes:
+    """A figure's data as CSV bytes (``table`` instead, where a chart is a diagram whose
+    data is a table), formula-looking text neutralised."""
+    return to_safe_csv(figure_frame(fig) if table is None else table)
+
+
+# ---------------------------------------------------------------- plain values
+
+VERSION = "0.14"            # the app's version where git is unavailable (an installed copy)
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=1)
+def app_version() -> str:
+    """``git describe`` of the checkout the app runs from, else ``VERSION``."""
+    try:
+        out = subprocess.run(["git", "describe", "--tags", "--always", "--dirty"], cwd=_ROOT,
+                             capture_output=True, text=True, timeout=3)
+        described = out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        described = ""
+    return f"{VERSION} ({described})" if described else VERSION
+
+
+def format_number(value: float, digits: int = 4) -> str:
+    """A number with ``digits`` significant digits and thousands separators, by
+    magnitude: 4905.5287 -> "4,906", 0.012345 -> "0.01235", 3e-7 -> "3e-7"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) or (hasattr(value, "dtype") and value.dtype.kind in "iu"):
+        return f"{int(value):,}"
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value == 0:
+        return "0"
+    exp = math.floor(math.log10(abs(value)))
+    if exp >= 9 or exp < -4:
+        mantissa, power = f"{value:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{int(power)}"
+    decimals = max(0, digits - 1 - exp)
+    text = f"{round(value, decimals):,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "−0") else text
+
+
+def plain(value) -> str:
+    """A parameter value as plain text: numbers by magnitude, sequences joined with
+    commas, mappings as "key: value", never a Python repr."""
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)) or hasattr(value, "dtype") and not hasattr(
+            value, "__len__"):
+        return format_number(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{plain(k)}: {plain(v)}" for k, v in value.items())
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(plain(v) for v in value)
+    return str(value)
+
+
+_CODE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)+|[a-z][a-z0-9]*")
+
+
+def human_heading(heading: str, fig: go.Figure | None = None) -> str:
+    """A chart's heading for the report: given as a code name ("mean_latency",
+    "b_max_family"), the figure's own title, else the name in words ("Mean latency")."""
+    heading = str(heading)
+    if not _CODE_NAME.fullmatch(heading):
+        return heading
+    title = ""
+    if fig is not None:
+        title = re.sub(r"<[^>]+>", "", fig.layout.title.text or "").strip()
+    if title:
+        return title
+    words = heading.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+# ---------------------------------------------------------------- LaTeX as text
+
+_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
+    "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ",
+    "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈",
+    "sim": "~", "cdot": "·", "times": "×", "pm": "±", "infty": "∞", "to": "→",
+    "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒", "in": "∈", "sum": "Σ",
+    "prod": "∏", "int": "∫", "partial": "∂", "ldots": "…", "cdots": "⋯", "dots": "…",
+    "prime": "′", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "mid": "|",
+    "quad": "\u2003", "qquad": "\u2003\u2003", ",": "\u2009", ";": " ", ":": " ", "!": "",
+    " ": " ", "{": "{", "}": "}", "%": "%", "|": "‖", "_": "_", "#": "#", "&": "&",
+    "min": "min", "max": "max", "ln": "ln", "log": "log", "exp": "exp", "Pr": "Pr",
+    "lim": "lim", "sup": "sup", "inf": "inf", "det": "det",
+}
+_DROP = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr",
+         "biggl", "biggr", "displaystyle", "textstyle", "limits"}
+_TEXT = {"text", "mathrm", "mathbf", "mathit", "mathsf", "mathbb", "mathcal", "operatorname",
+         "textrm", "textbf", "textit", "boldsymbol"}
+_ACCENT = {"hat": "\u0302", "bar": "\u0304", "tilde": "\u0303", "dot": "\u0307", "vec": "\u20d7",
+           "overline": "\u0304", "widehat": "\u0302"}
+_SUP = dict(zip("0123456789+-−=()nibcdefghjklmoprstuvwxyz",
+                "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿⁱᵇᶜᵈᵉᶠᵍʰʲᵏˡᵐᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"), a="ᵃ")
+_SUB = dict(zip("0123456789+-−=()aehijklmnoprstuvxβγρφχ",
+                "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ"))
+
+
+def _group(tex: str, i: int) -> tuple[str, int]:
+    """The argument at ``tex[i]``: a {group} (converted), a command or one character."""
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex):
+        return "", i
+    if tex[i] == "{":
+        return _convert(tex, i + 1, closing=True)
+    if tex[i] == "\\":
+        return _command(tex, i)
+    return ("−" if tex[i] == "-" else tex[i]), i + 1
+
+
+def _command(tex: str, i: int) -> tuple[str, int]:
+    """``tex[i]`` is a backslash: the command's text and where it ends."""
+    j = i + 1
+    while j < len(tex) and tex[j].isalpha():
+        j += 1
+    name = tex[i + 1:j] or tex[i + 1:i + 2]
+    j = max(j, i + 2)
+    if name in _DROP:
+        return "", j
+    if name == "frac" or name in ("dfrac", "tfrac"):
+        top, j = _group(tex, j)
+        bottom, j = _group(tex, j)
+        return f"{_wrap(top)}/{_wrap(bottom)}", j
+    if name == "sqrt":
+        inner, j = _group(tex, j)
+        return f"√{_wrap(inner)}", j
+    if name in _TEXT:
+        return _group(tex, j)
+    if name in _ACCENT:
+        inner, j = _group(tex, j)
+        return (inner + _ACCENT[name]) if len(inner) == 1 else f"{inner}{_ACCENT[name]}", j
+    return _SYMBOLS.get(name, name), j
+
+
+def _one_term(text: str) -> bool:
+    """A name, number, f(...) / E[...], or one parenthesised group: no parentheses
+    needed around it in a fraction."""
+    if re.fullmatch(r"[\w.′\u0300-\u036f]+", text):
+        return True
+    head = re.match(r"[^\W\d][\w′\u0300-\u036f]*(?=[(\[])|(?=\()", text)
+    if head is None:
+        return False
+    depth, rest = 0, text[head.end():]
+    for i, c in enumerate(rest):
+        depth += c in "([" and 1 or c in ")]" and -1 or 0
+        if depth == 0:
+            return i == len(rest) - 1
+    return False
+
+
+def _wrap(text: str) -> str:
+    """``text`` in parentheses unless it is one term (a fraction's numerator, a root)."""
+    plain = text.strip()
+    return plain if _one_term(plain) else f"({plain})"
+
+
+def _script(text: str, table: dict, mark: str) -> str:
+    if text and all(c in table for c in text):
+        return "".join(table[c] for c in text)
+    return mark + (text if re.fullmatch(r"\w+", text) else f"({text})")
+
+
+def _convert(tex: str, i: int = 0, closing: bool = False) -> tuple[str, int]:
+    out, last_frac = [], False
+    while i < len(tex):
+        c = tex[i]
+        last_frac = last_frac and c == "\\"
+        if c == "}" and closing:
+            return "".join(out), i + 1
+        if c == "{":
+            inner, i = _convert(tex, i + 1, closing=True)
+            out.append(inner)
+        elif c == "\\":
+            frac = re.match(r"\\[dt]?frac\b", tex[i:]) is not None
+            if frac and last_frac:                       # \frac{3}{2}\frac{a}{b}: 3/2 · a/b
+                out.append("·")
+            text, i = _command(tex, i)
+            out.append(text)
+            last_frac = frac
+            continue
+        elif c in "^_":
+            arg, i = _group(tex, i + 1)
+            out.append(_script(arg, _SUP if c == "^" else _SUB, c))
+        elif c == "-":
+            out.append("−")
+            i += 1
+        elif c == "~":
+            out.append(" ")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), i
+
+
+def latex_to_text(tex: str) -> str:
+    r"""LaTeX as readable Unicode text, for a report read offline without a TeX renderer:
+    ``\frac{b}{\alpha b+\tau_0}`` -> ``b/(αb+τ₀)``, ``E[B^2]`` -> ``E[B²]``."""
+    text, _ = _convert(str(tex))
+    return unicodedata.normalize("NFC", re.sub(r"[ ]{2,}", " ", text)).strip()
+
+
+def _rows(pairs) -> str:
+    return "".join(f"<tr><th>{html.escape(plain(k))}</th><td>{html.escape(plain(v))}</td></tr>"
+                   for k, v in pairs)
+
+
+def _formula(item) -> str:
+    """One formula: what it is, the LaTeX as readable text, and the LaTeX source.
+    ``item``: (latex, what) as the pages list them, or one string (LaTeX or text)."""
+    tex, what = (item if isinstance(item, (tuple, list)) else (str(item), ""))
+    readable = latex_to_text(tex)
+    parts = [f"<b>{html.escape(what)}</b><br>" if what else "",
+             f"<span class='f'>{html.escape(readable)}</span>"]
+    if readable != tex.strip():
+        parts.append(f"<br><small>LaTeX: <code>{html.escape(tex)}</code></small>")
+    return "<li>" + "".join(parts) + "</li>"
+
+
+def _link(link: str) -> str:
+    if not link:
+        return ""
+    shown = html.escape(link)
+    if re.match(r"https?://", link):
+        return f"<p>Share link (opens this scenario in the app): <a href=\"{shown}\">{shown}</a></p>"
+    return f"<p>Share link: {shown}</p>"
 
 
 def report_html(title: str, parameters: dict, sections: list[tuple[str, go.Figure, str]],
-                formulas: list[str], notes: list[str] = (), *, answer=(), scenario: str = "") -> str:
-    """The page as one offline HTML report: parameters, charts (with captions),
-    formulas and notes.  Every user-supplied string is HTML-escaped."""
-    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                   for k, v in parameters.items())
-    answer_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                          for k, v in answer)
-    opening = (f"<p>{html.escape(scenario)}</p>" if scenario else "") + (
-        f"<h2>Answer</h2><table>{answer_rows}</table>" if answer_rows else "")
+                formulas: list, notes: list[str] = (), *, answer=(), scenario: str = "",
+                link: str = "") -> str:
+    """The page as one offline HTML report: the title, the scenario in one sentence and
+    the answer table; the inputs as a table; the charts (human titles, captions); the
+    formulas as readable text with their LaTeX; the notes; the share link, the app's
+    version and the date.  plotly.js is inlined once.  Every user-supplied string is
+    HTML-escaped.  ``formulas``: [(latex, what)] or plain strings."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    version = app_version()
+    opening = (f"<p class='scenario'>{html.escape(scenario)}</p>" if scenario else "") + (
+        f"<h2>Answer</h2><table>{_rows(answer)}</table>" if answer else "")
     parts = []
-    for i, (heading, fig, caption) in enumerate(sections):
-        parts.append(f"<h2>{html.escape(heading)}</h2>")
-        parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=(i == 0)))
+    for heading, fig, caption in sections:
+        if "to_dict" not in vars(fig):          # a figure drawn already has its ticks
+            readable_axes(fig)
+        parts.append(f"<h2>{html.escape(human_heading(heading, fig))}</h2>")
+        parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=False,
+                                 config={"displaylogo": False}))
         if caption:
             parts.append(f"<p class='cap'>{html.escape(caption)}</p>")
-    formula_list = "".join(f"<li><code>{html.escape(f)}</code></li>" for f in formulas)
+    formula_list = "".join(_formula(f) for f in formulas)
     note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    plotly_js = get_plotlyjs() if sections else ""
     return f"""<!DOCTYPE html><html><head><meta charset="utf-8">
 <title>{html.escape(title)}</title>
 <style>body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1000px;
 margin:2em auto;color:#222}} table{{border-collapse:collapse}} th,td{{border:1px solid #ccc;
-padding:4px 8px;text-align:left}} .cap{{color:#555;font-size:0.9em}} code{{font-size:0.95em}}</style>
-</head><body><h1>{html.escape(title)}</h1><p>Inference Queueing Lab report, {stamp}.</p>
-{opening}<h2>Inputs</h2><table>{rows}</table>{''.join(parts)}
+padding:4px 8px;text-align:left;vertical-align:top}} .cap,.meta{{color:#555;font-size:0.9em}}
+.scenario{{font-size:1.1em}} .f{{font-family:Cambria Math,STIX Two Math,serif;font-size:1.05em;
+white-space:pre-wrap}} li{{margin-bottom:0.6em}} code{{font-size:0.9em}}</style>
+<script type="text/javascript">{plotly_js}</script>
+</head><body><h1>{html.escape(title)}</h1>
+<p class="meta">Inference Queueing Lab {html.escape(version)}, report of {stamp}.</p>
+{opening}<h2>Inputs</h2><table>{_rows(parameters.items())}</table>{''.join(parts)}
 <h2>Formulas</h2><ul>{formula_list}</ul>{f'<h2>Notes</h2><ul>{note_list}</ul>' if notes else ''}
-{_BOTH_FORMATS_JS}</body></html>"""
+<h2>About this report</h2>{_link(link)}<p class="meta">Inference Queueing Lab version
+{html.escape(version)}; generated {stamp}.</p>
+{_BOTH_FORMATS_JS if sections else ''}</body></html>"""
 
 
 def drawn_once(fig: go.Figure) -> go.Figure:
@@ -111,20 +450,49 @@ def drawn_once(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def show_chart(fig: go.Figure, name: str, image_format_key: str = "img") -> None:
+def show_chart(fig: go.Figure, name: str, image_format_key: str = "img", table=None) -> None:
     """Draw a chart with its exports: the modebar camera downloads PNG or SVG (the
     format chosen in ``st.session_state[image_format_key]``), and one row of
     buttons gives the data as CSV and the chart as standalone HTML (generated
-    only when clicked)."""
+    only when clicked).  ``table``: a DataFrame (or a function returning one) that the
+    CSV holds instead of the traces, for a chart that is a diagram."""
     import streamlit as st
 
+    if "to_dict" not in vars(fig):                    # first draw: readable log ticks
+        readable_axes(fig)
     fmt = st.session_state.get(image_format_key, "png")
     st.plotly_chart(drawn_once(fig), config=chart_config(fmt, name), key=f"chart_{name}")
     row = st.container(horizontal=True, gap="small")
-    row.download_button("CSV", lambda: figure_csv(fig), f"{name}.csv", "text/csv",
+    row.download_button("CSV", lambda: figure_csv(fig, table() if callable(table) else table),
+                        f"{name}.csv", "text/csv",
                         key=f"csv_{name}", on_click="ignore", icon=":material/download:")
     row.download_button("HTML", lambda: figure_html(fig, name), f"{name}.html", "text/html",
                         key=f"html_{name}", on_click="ignore", icon=":material/download:")
+
+
+def _share_link():
+    """A function giving the page's share link (``st.context.url`` and the query
+    string as it stands when called: the pages publish their inputs after drawing
+    the report button); "" outside a browser session."""
+    import streamlit as st
+    from urllib.parse import urlencode
+
+    try:
+        base = st.context.url or ""
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        state = get_script_run_ctx().session_state
+        drawn = st.query_params.to_dict()
+    except Exception:                         # no browser session (AppTest, bare mode)
+        return lambda: ""
+
+    def link() -> str:
+        try:
+            with state.query_params() as qp:
+                params = qp.to_dict()
+        except Exception:
+            params = drawn
+        return base + ("?" + urlencode(params) if base and params else "")
+    return link
 
 
 def report_button(title: str, parameters: dict, sections, formulas, notes, file_name: str,
@@ -135,15 +503,15 @@ def report_button(title: str, parameters: dict, sections, formulas, notes, file_
     plain sentence; the report opens with them.  ``sections``: a callable returning
     [(human title, figure, caption)] (every chart of the page); ``formulas``:
     [(latex, what)] as the pages list them; ``where``: the container to draw the
-    button in (the page by default).
+    button in (the page by default).  The report carries the page's share link.
     """
     import streamlit as st
 
     answer = list(answer)
+    link = _share_link()
     (st if where is None else where).download_button(
         "Download report (all charts, offline HTML)",
-        lambda: report_html(title, parameters, sections(),
-                            [what + ": " + tex for tex, what in formulas], notes,
-                            answer=answer, scenario=scenario),
+        lambda: report_html(title, parameters, sections(), list(formulas), notes,
+                            answer=answer, scenario=scenario, link=link()),
         file_name, "text/html", key="report", on_click="ignore",
         icon=":material/description:")

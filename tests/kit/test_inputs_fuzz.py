@@ -212,15 +212,17 @@ def test_figure_csv_neutralises_trace_names_and_category_labels():
                      go.Scatter(x=[-1.0, 0.0, 1.0], y=[-2.0, 0.0, 2.0], name="+1 tokens",
                                 error_y=dict(array=[0.1, 0.2, 0.3]))])
     rows = _cells(figure_csv(fig).decode("utf-8"))
-    assert rows[0] == ["series", "x", "y", "ci95"]
-    for row in rows[1:]:
+    # wide (issue 14): x, then one column per series (named after it) and its CI
+    assert rows[0] == ["x", "'" + FORMULA, "'+1 tokens", "'+1 tokens ±95% CI"]
+    for row in rows:
         for cell in row:
             if not _number(cell):
                 _assert_inert(cell)
-    assert {r[0] for r in rows[1:]} == {"'" + FORMULA, "'+1 tokens"}
-    assert [r[1] for r in rows[1:5]] == ["'=1+1", "'-2", "'@x", "ok"]
-    assert [float(r[2]) for r in rows[1:]] == [-1.5, 2.0, -3e-5, 4.0, -2.0, 0.0, 2.0]
-    assert [float(r[1]) for r in rows[5:]] == [-1.0, 0.0, 1.0]   # numeric x stays numeric
+    assert [r[0] for r in rows[1:5]] == ["'=1+1", "'-2", "'@x", "ok"]
+    assert [float(r[1]) for r in rows[1:5]] == [-1.5, 2.0, -3e-5, 4.0]
+    assert [float(r[0]) for r in rows[5:]] == [-1.0, 0.0, 1.0]   # numeric x stays numeric
+    assert [float(r[2]) for r in rows[5:]] == [-2.0, 0.0, 2.0]
+    assert [float(r[3]) for r in rows[5:]] == [0.1, 0.2, 0.3]
 
 
 def _number(cell: str) -> bool:
