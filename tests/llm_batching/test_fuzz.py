@@ -95,13 +95,19 @@ def test_llm_batch_times(law, k, b, l, rho, b_fixed, b_max, kv, prompt, data):
     assert_no_nan(limits)
     # which strategy is stable where: "none stable" only where every limit is passed
     top = 2.0 * max(limits.values())
+    grid = llm_batching.curve_grid(top, cap, POINTS)
+    assert np.all(np.diff(grid) > 0) and 0 < grid[0] and grid[-1] <= top
+    assert (0 < cap < top) <= bool(np.any((grid < cap) & (grid >= 0.9 * cap)))
+    tally(llm_batching.curve_grid)
     smap = llm_batching.strategy_map(
-        llm_batching.curve_grid(top, cap, POINTS), tuple(limits), {s: s for s in limits}, limits,
+        grid, tuple(limits), {s: s for s in limits}, limits,
         {}, None, share={"dynamic": 0.8, "capped": 0.9},
         states={"dynamic": 256, "capped": 256})
     for x, verdict in zip(smap.lam, smap.verdicts()):
         assert (verdict == "none stable") == (not smap.stable(x))
+    tally(llm_batching.strategy_map)
     assert llm_batching.chain_loads(smap.lam, limits["capped"], 0.9).max(initial=0) <= top
+    tally(llm_batching.chain_loads)
     merged = llm_batching.prefer_simulated({"a": lam}, {"a": np.where(unstable, np.nan, lam),
                                                         "c": lam})
     assert set(merged) == {"a", "c"} and np.array_equal(merged["a"], lam)
