@@ -1,41 +1,55 @@
-"""Home page: what each page answers, with links."""
+"""Home page: what each page answers, and one example per page to start from (a link
+that opens the page on that scenario, like a share link)."""
 import streamlit as st
 
 st.title("Inference Queueing Lab")
 st.markdown(
     "What-if questions about GPU inference servers, answered with queueing theory: "
-    "exact where theory allows, validated by simulation everywhere.")
+    "exact where theory allows, checked by simulation everywhere. Each page answers one "
+    "question; to start, open one of the examples below and move the sliders. The address "
+    "bar always holds a link to what you see, to send on.")
 
-st.page_link("pages/batching/page.py", label="GPU dynamic batching", icon=":material/memory:")
-st.markdown(
-    "If traffic doubles, what happens to mean and p99 latency? What does a request cost in "
-    "energy and money? Which b_max, and which Triton max-queue-delay? Exact mean latency "
-    "(Inoue 2021) with its closed-form bounds, simulation for the tails.")
 
-st.page_link("pages/token_limit/page.py", label="LLM token limits", icon=":material/content_cut:")
-st.markdown(
-    "If answers are capped at N output tokens, how much shorter is the queue, how many "
-    "answers are cut, and how many impatient users stop leaving? M/G/1 with clipping and "
-    "exact impatience (Yang et al. §III), the optimal limit, and the paper's numbers beside "
-    "the model's.")
+def example(page: str, label: str, icon: str, question: str, link: str, query: dict) -> None:
+    """A page's link, the question it answers, and one example scenario as a deep link."""
+    st.page_link(page, label=label, icon=icon)
+    st.markdown(question)
+    st.page_link(page, label=link, icon=":material/play_arrow:", query_params=query)
 
-st.page_link("pages/llm_batching/page.py", label="LLM batching strategies", icon=":material/stacks:")
-st.markdown(
-    "Dynamic, capped, fixed, elastic or continuous batching, and with which batch size? "
-    "Mean and p99 latency per strategy over load, each strategy's capacity, the best one per "
-    "load region, b* and the recommended b_max (Yang et al. §IV).")
 
-st.page_link("pages/pipeline/page.py", label="CPU-GPU pipeline",
-             icon=":material/account_tree:")
-st.markdown(
-    "Where does a CPU → GPU memory → compute-unit pipeline saturate, and why? The exact "
-    "blocking tandem of May & Voigt's model (matrix-geometric) against the naive "
-    "'independent stations' answer, rates from GPU specs, the bottleneck stage and what a "
-    "bigger buffer or more units would buy.")
+example("pages/batching/page.py", "GPU dynamic batching", ":material/memory:",
+        "If traffic doubles, what happens to the mean and the slowest 1 % of latencies? What "
+        "does a request cost in energy and money, and which batch-size limit and queue delay "
+        "should the server use?",
+        "Example: ResNet-50 on a V100 at 80 % of its capacity: tail latency against a 10 ms "
+        "target",
+        {"preset": "v100_resnet50_mixed", "load_mode": "rho", "rho": "0.8", "sla_ms": "10",
+         "view": "Tail latency & Triton"})
 
-st.page_link("pages/sla/page.py", label="Autoscaling for a latency SLA",
-             icon=":material/dns:")
-st.markdown(
-    "How many GPU replicas keep 99 % of requests under 100 ms? Random dispatch with retries "
-    "by simulation, Swayam's approximation and M/M/n side by side; replicas over a day of "
-    "traffic with provisioning delay, SLA misses and cost against static peak provisioning.")
+example("pages/token_limit/page.py", "LLM token limits", ":material/content_cut:",
+        "If answers are cut at a number of output tokens, how much shorter is the wait, how "
+        "many answers are cut, and how many impatient users stop leaving?",
+        "Example: users who give up after 30 s: the answer limit that loses the fewest",
+        {"patience_s": "30", "view": "Optimal limit"})
+
+example("pages/llm_batching/page.py", "LLM batching strategies", ":material/stacks:",
+        "Which way of batching requests (dynamic, capped, fixed, elastic or continuous) keeps "
+        "latency lowest, with which batch size, and up to what load does each keep up?",
+        "Example: Llama-2 7B on an A100: the best strategy as the load grows, and where each "
+        "one stops keeping up",
+        {"lam_max": "0.3", "lam": "0.08", "view": "Best strategy"})
+
+example("pages/pipeline/page.py", "CPU-GPU pipeline", ":material/account_tree:",
+        "Where does a CPU → GPU memory → compute pipeline saturate, and why? How much do the "
+        "stages hold each other up, and what would a bigger buffer or more units buy?",
+        "Example: an A100 with room for one job in memory: the stages block each other and "
+        "it handles about half of what its slowest stage could",
+        {"gpu": "a100_40gb_sxm", "workload": "job_1mib_double_buffered", "K": "1",
+         "units": "1", "load_mode": "frac", "frac": "0.9", "view": "Throughput & latency"})
+
+example("pages/sla/page.py", "Autoscaling for a latency SLA", ":material/dns:",
+        "How many GPU replicas keep 99 % of requests under 100 ms, and what does following "
+        "a day of traffic cost against provisioning for the peak?",
+        "Example: 1,800 requests/s, each replica serving 100 per second: 20 replicas and how "
+        "fast they answer",
+        {"lam": "1800", "mu": "100", "n": "20", "view": "Response time"})

@@ -15,6 +15,7 @@ import streamlit as st
 
 _WARNINGS = "_share_link_warnings"
 _DEFAULTS = "_share_link_defaults"
+_RANGES = "_share_widget_ranges"     # per widget key: (min, max, step) drawn last run
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")     # every ASCII punctuation character
 
 
@@ -149,11 +150,57 @@ def _bounds(field: Field, kw: dict) -> dict:
     return kw
 
 
+def _keep_in_range(field: Field, label: str, kw: dict) -> str:
+    """Before the widget is drawn: carry its value across a change of its range.
+
+    Streamlit gives a keyed widget a new identity when its min, max or step change,
+    and a new widget starts at its minimum.  So when the range differs from the one
+    drawn last run (or the value lies outside it), the current value is written back
+    into session state, clamped into the range.  Returns the caption that says so
+    when the value had to move ("" otherwise)."""
+    low, high = kw.get("min_value"), kw.get("max_value")
+    ranges = st.session_state.setdefault(_RANGES, {})
+    drawn, ranges[field.key] = ranges.get(field.key), (low, high, kw.get("step"))
+    value = st.session_state.get(field.key)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return ""
+    kept = value if low is None else max(value, low)
+    kept = kept if high is None else min(kept, high)
+    kept = int(kept) if field.kind is int else float(kept)
+    if drawn == ranges[field.key] and kept == value:
+        return ""                      # same widget, value inside: nothing to carry
+    st.session_state[field.key] = kept
+    if kept == value:
+        return ""
+    span = f"{_number(low, '−∞')}–{_number(high, '∞')}"
+    new = "the new range" if drawn is not None else "the range"
+    return f"{label} was {_number(value)}, outside {new} {span}: set to {_number(kept)}."
+
+
+def _number(value, unbounded: str = "") -> str:
+    if value is None:
+        return unbounded
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+
+
+def _draw(widget, field: Field, label: str, kw: dict):
+    kw = _bounds(field, kw)
+    moved = _keep_in_range(field, label, kw)
+    value = widget(label, key=field.key, **kw)
+    if moved:
+        st.caption(inert(moved))
+    return value
+
+
 def slider(field: Field, label: str, **kw):
-    """``st.slider`` for ``field``: its key, and its bounds (typed once, in the Field)."""
-    return st.slider(label, key=field.key, **_bounds(field, kw))
+    """``st.slider`` for ``field``: its key, and its bounds (typed once, in the Field).
+
+    A value survives a change of the slider's range (``min_value``/``max_value``
+    given by the page), clamped into it, with a caption when it had to move."""
+    return _draw(st.slider, field, label, kw)
 
 
 def number_input(field: Field, label: str, **kw):
-    """``st.number_input`` for ``field``: its key, and its bounds (typed once, in the Field)."""
-    return st.number_input(label, key=field.key, **_bounds(field, kw))
+    """``st.number_input`` for ``field``: its key, and its bounds (typed once, in the Field);
+    like ``slider``, its value survives a change of range."""
+    return _draw(st.number_input, field, label, kw)

@@ -108,11 +108,11 @@ def _stop(proc: subprocess.Popen) -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Base URL of `streamlit run app.py` on 127.0.0.1, once it answers its health check."""
+def _serve(log_name: str):
+    """Start `streamlit run app.py` on 127.0.0.1 and a free port; yield its base URL once
+    it answers its health check (no page requested yet); stop it afterwards."""
     ARTIFACTS.mkdir(exist_ok=True)
-    log_path = ARTIFACTS / "streamlit-server.log"
+    log_path = ARTIFACTS / log_name
     url = f"http://127.0.0.1:{_free_port()}"
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
            "--server.address", "127.0.0.1", "--server.port", url.rsplit(":", 1)[1],
@@ -144,6 +144,18 @@ def app_url():
 
 
 @pytest.fixture(scope="session")
+def app_url():
+    """Base URL of `streamlit run app.py` on 127.0.0.1, once it answers its health check."""
+    yield from _serve("streamlit-server.log")
+
+
+@pytest.fixture
+def fresh_app_url():
+    """A server of its own, started for this test: its first request is the test's."""
+    yield from _serve("streamlit-fresh-server.log")
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Headless Chromium (``find_chromium``); fails when CI is set and there is none."""
     why = _missing()
@@ -168,8 +180,11 @@ def app(browser, app_url) -> str:
 
     On a fresh server the first request for any page but the default one shows
     Streamlit's "Page not found" modal over the right page, and the modal makes the
-    page inert (st.navigation has not registered the pages yet;
-    streamlit/streamlit#9992).  Opening the home page first registers them.
+    page inert: the `pages/` folder beside app.py makes a process's first script run
+    take Streamlit's legacy multipage path (PagesManager.uses_pages_directory, until the
+    first st.navigation call), whose page list has only app.py and pages/*.py.  Opening
+    the home page first spends that run (tests/e2e/test_links.py opens a deep link on a
+    server of its own).
     """
     context = new_context(browser)
     try:

@@ -137,3 +137,41 @@ def full_page_screenshot(page, path: Path) -> None:
     page.screenshot(path=str(path), full_page=True, animations="disabled")
     page.set_viewport_size(size)
     page.evaluate(NEXT_FRAME)
+
+
+def keyed_value(page, key: str) -> float:
+    """The value of the slider or number input whose widget key (= URL key) is ``key``
+    (Streamlit marks a keyed widget's container with the class ``st-key-<key>``), so a
+    test does not depend on the label's wording."""
+    widget = page.locator(f".st-key-{key} input").first           # a range or a number
+    raw = widget.get_attribute("aria-valuenow") or widget.input_value()
+    return float(raw)
+
+
+def set_number(page, key: str, value) -> None:
+    """Type ``value`` into the number input keyed ``key``; wait for the rerun it starts."""
+    box = page.locator(f".st-key-{key} input").first
+
+    def enter():
+        box.fill(str(value))
+        box.press("Enter")
+
+    rerun_after(page, enter)
+
+
+def move_keyed_slider(page, key: str, press: str = "ArrowRight") -> float:
+    """Move the slider keyed ``key`` one step with the keyboard; its value after the rerun."""
+    thumb = page.locator(f'.st-key-{key} input[type="range"], '
+                         f'.st-key-{key} [role="slider"]').first
+
+    def step():
+        thumb.focus()
+        thumb.press(press)
+
+    rerun_after(page, step)
+    return keyed_value(page, key)
+
+
+def dialogs(page) -> list[str]:
+    """The text of every modal dialog shown (Streamlit's "Page not found" is one)."""
+    return page.locator('[role="dialog"]').all_inner_texts()
