@@ -25,8 +25,6 @@ def run():
                     "l tokens takes H(b, l) = k1·b + k2 + k3·b·l + k4·l s (eq 18); Poisson "
                     "arrivals.")
     share.show_warnings()
-    if st.session_state["lam"] > st.session_state["lam_max"]:
-        st.session_state["lam"] = st.session_state["lam_max"]
     s = inputs.sidebar()
     try:
         lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)

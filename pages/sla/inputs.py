@@ -210,7 +210,7 @@ def plan_inputs(trace: Trace) -> PlanInputs:
 
 def replicas_slider(top: int) -> int:
     """The what-if fleet size n (up to ``top``)."""
-    share.slider(N, "Replicas (what-if)", max_value=max(top, int(st.session_state[N.key]), 2),
+    share.slider(N, "Replicas (what-if)", max_value=max(top, 2),
                  step=1, help="A fleet size n to look at: the share of late requests and the "
                               "response-time distribution below are for it.")
     return int(st.session_state[N.key])

@@ -85,11 +85,10 @@ def chosen_limit(scenario: inputs.Scenario, free) -> inputs.Scenario | None:
 
     Moving the limit re-runs only this (``st.fragment``); returns the pinned baseline."""
     lo, hi = scenario.grid[0], scenario.grid[-1]
-    now = int(st.session_state[inputs.LIMIT.key])
-    st.slider("Chosen token limit (tokens)", min(int(lo), now), max(int(hi), now),
-              key=inputs.LIMIT.key, step=1,
-              help="The limit the answer above is for; the n_max range of the curves is set "
-                   "in the sidebar.")
+    share.slider(inputs.LIMIT, "Chosen token limit (tokens)", min_value=int(lo),
+                 max_value=int(hi), step=1,
+                 help="The limit the answer above is for; the n_max range of the curves is set "
+                      "in the sidebar.")
     limit = int(st.session_state[inputs.LIMIT.key])
     p = data.point(*scenario.model, limit, scenario.patience_s, scenario.method)
     rows = answer_panel(p, free, scenario)

@@ -43,8 +43,6 @@ def test_deep_link_as_first_request_to_a_fresh_server(request, browser, fresh_ap
 
 # A what-if value survives a change of its slider's range (Streamlit resets a widget
 # whose min/max change; ui.share keeps the value, clamped into the new range).
-RAW_SLIDER = pytest.mark.xfail(strict=True, reason="pages/token_limit/page.py draws the chosen "
-                               "limit with a raw st.slider (issue 14)")
 KEPT = {      # link, the input that moves the range (its key), its new value, the slider's key
     "autoscaling": ("/autoscaling-sla?simulate=false&n=20", "lam", 1000, "n", 20),
     "llm_batching": ("/llm-batching?lam=0.2", "lam_max", 0.5, "lam", 0.2),
@@ -54,8 +52,6 @@ KEPT = {      # link, the input that moves the range (its key), its new value, t
 
 @pytest.fixture(params=list(KEPT))
 def kept_case(request):
-    if request.param == "token_limits":
-        request.applymarker(RAW_SLIDER)
     return KEPT[request.param]
 
 

@@ -133,8 +133,6 @@ def test_llm_batching_load_survives_a_longer_lambda_axis():
     assert (at.slider(key="lam").value, at.slider(key="lam").max) == (0.2, 0.5)
 
 
-@pytest.mark.xfail(strict=True, reason="pages/token_limit/page.py draws 'Chosen token limit "
-                   "n_max' with a raw st.slider, not ui.share.slider (issue 14)")
 def test_token_limit_survives_a_change_of_the_n_max_range():
     at = pagetest.open_page(pagetest.script("llm_token_limits"))
     at.slider(key="limit").set_value(2000).run()
