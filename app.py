@@ -13,17 +13,17 @@ def run() -> None:
     limit_blas_threads()          # once per process, before any session solves (idempotent)
     st.set_page_config(page_title="Inference Queueing Lab", page_icon=str(ICON),
                        layout="wide")
-    home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)
+    home = st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)
     models = [
-        st.Page("pages/batching/page.py", title="GPU dynamic batching",
+        st.Page("app_pages/batching/page.py", title="GPU dynamic batching",
                 icon=":material/memory:", url_path="gpu-batching"),
-        st.Page("pages/token_limit/page.py", title="LLM token limits",
+        st.Page("app_pages/token_limit/page.py", title="LLM token limits",
                 icon=":material/content_cut:", url_path="llm-token-limits"),
-        st.Page("pages/llm_batching/page.py", title="LLM batching strategies",
+        st.Page("app_pages/llm_batching/page.py", title="LLM batching strategies",
                 icon=":material/stacks:", url_path="llm-batching"),
-        st.Page("pages/pipeline/page.py", title="CPU-GPU pipeline",
+        st.Page("app_pages/pipeline/page.py", title="CPU-GPU pipeline",
                 icon=":material/account_tree:", url_path="cpu-gpu-pipeline"),
-        st.Page("pages/sla/page.py", title="Autoscaling for a latency SLA",
+        st.Page("app_pages/sla/page.py", title="Autoscaling for a latency SLA",
                 icon=":material/dns:", url_path="autoscaling-sla"),
     ]
     st.navigation({"Inference Queueing Lab": [home], "Models": models}).run()

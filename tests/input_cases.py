@@ -13,9 +13,9 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from engine.token_laws import EmpiricalTokens
-from pages.batching import profile_input
-from pages.batching.uploads import parse_profile_csv
-from pages.sla.uploads import MAX_INTERVALS, MIN_INTERVAL_S, parse_trace_csv
+from app_pages.batching import profile_input
+from app_pages.batching.uploads import parse_profile_csv
+from app_pages.sla.uploads import MAX_INTERVALS, MIN_INTERVAL_S, parse_trace_csv
 from ui.token_counts import parse_token_counts
 
 FORMULA = "=cmd|' /C calc'!A0"
@@ -54,7 +54,7 @@ def check_trace(out: dict) -> None:
 
 
 def llm_batching_counts(data: bytes | str) -> EmpiricalTokens:
-    """What pages/llm_batching/ does with its token-count input: the shared token-law
+    """What app_pages/llm_batching/ does with its token-count input: the shared token-law
     input (``ui.token_law_input``) parses it with ``parse_token_counts``."""
     return parse_token_counts(data)
 
@@ -235,7 +235,7 @@ def editor_tables(draw) -> pd.DataFrame:
 
 
 def validated_editor_profile(frame: pd.DataFrame):
-    """The profile editor's parser (pages/batching/profile_input.py): table → validated profile."""
+    """The profile editor's parser (app_pages/batching/profile_input.py): table → validated profile."""
     return profile_input.validated_profile(profile_input.table_columns(frame), "edited table")
 
 

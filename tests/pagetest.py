@@ -8,11 +8,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each page's script, by the page's short name (the names the input tests use).
 SCRIPTS = {
-    "gpu_batching": "pages/batching/page.py",
-    "llm_token_limits": "pages/token_limit/page.py",
-    "llm_batching": "pages/llm_batching/page.py",
-    "cpu_gpu_pipeline": "pages/pipeline/page.py",
-    "autoscaling_sla": "pages/sla/page.py",
+    "gpu_batching": "app_pages/batching/page.py",
+    "llm_token_limits": "app_pages/token_limit/page.py",
+    "llm_batching": "app_pages/llm_batching/page.py",
+    "cpu_gpu_pipeline": "app_pages/pipeline/page.py",
+    "autoscaling_sla": "app_pages/sla/page.py",
 }
 
 

@@ -12,7 +12,7 @@ import pytest
 import engine
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(p for d in ("engine", "ui", "pages") for p in (ROOT / d).rglob("*.py"))
+SOURCES = sorted(p for d in ("engine", "ui", "app_pages") for p in (ROOT / d).rglob("*.py"))
 
 
 def test_engine_never_imports_streamlit():
@@ -34,7 +34,7 @@ def test_no_streamlit_in_engine_sources():
 
 
 def _group(dotted: str) -> str:
-    """The model package a module belongs to (``engine.batching``, ``pages.sla``), or the
+    """The model package a module belongs to (``engine.batching``, ``app_pages.sla``), or the
     module itself where it is a top-level one (``engine.sim``, ``ui.share``)."""
     return ".".join(dotted.split(".")[:2])
 
@@ -46,7 +46,7 @@ def _private_uses(path: Path, root: Path = ROOT) -> list[str]:
     parts = list(path.relative_to(root).with_suffix("").parts)
     here = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
     package = ".".join(parts[:-1])
-    project = ("engine", "ui", "pages")
+    project = ("engine", "ui", "app_pages")
     foreign, found = set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module != "__future__":

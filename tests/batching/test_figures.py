@@ -3,9 +3,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pages.batching import figures as figs
+from app_pages.batching import figures as figs
 from ui.export import figure_csv, figure_frame, figure_html, report_html
-from pages.batching.uploads import parse_profile_csv
+from app_pages.batching.uploads import parse_profile_csv
 from ui.uploads import neutralise_cell
 
 

@@ -11,7 +11,7 @@ from engine import batching
 from engine.presets import batch_profiles
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGE = "pages/batching/page.py"
+PAGE = "app_pages/batching/page.py"
 
 
 def open_page(query: dict | None = None):

@@ -72,16 +72,30 @@ def _missing() -> str:
 CHROMIUM = find_chromium()
 
 
+def _skip_reason() -> str:
+    return f"browser tests skipped: {_missing()}; to run them, {ENABLE}"
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark every browser test; skip them all in one line where no browser is found
-    (fail instead when CI is set)."""
+    """Mark every browser test; skip them all where no browser is found (fail instead
+    when CI is set)."""
     mine = [i for i in items if "tests/e2e/" in i.nodeid.replace("\\", "/")]
     why = _missing() if mine else ""
     for item in mine:
         item.add_marker(pytest.mark.browser)
         if why and not _required():
-            item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {why}; to run them, "
-                                                    f"{ENABLE}"))
+            item.add_marker(pytest.mark.skip(reason=_skip_reason()))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Every browser test skipped for want of a browser reports this file as the place,
+    so the summary (``-ra``) says it in one line, however many test files there are."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple) \
+            and report.longrepr[2].startswith("Skipped: browser tests skipped"):
+        report.longrepr = (__file__, 1, report.longrepr[2])
 
 
 def _free_port() -> int:
@@ -176,15 +190,9 @@ def browser():
 
 @pytest.fixture(scope="session")
 def app(browser, app_url) -> str:
-    """The base URL, once the entry script has run once.
-
-    On a fresh server the first request for any page but the default one shows
-    Streamlit's "Page not found" modal over the right page, and the modal makes the
-    page inert: the `pages/` folder beside app.py makes a process's first script run
-    take Streamlit's legacy multipage path (PagesManager.uses_pages_directory, until the
-    first st.navigation call), whose page list has only app.py and pages/*.py.  Opening
-    the home page first spends that run (tests/e2e/test_links.py opens a deep link on a
-    server of its own).
+    """The base URL, once the entry script has run once (the app's modules loaded, so
+    the first test's timings do not carry the imports).  A deep link as the very first
+    request to a fresh server is tested on a server of its own (tests/e2e/test_links.py).
     """
     context = new_context(browser)
     try:

@@ -8,23 +8,15 @@ import pytest
 
 from tests.e2e import helpers as h
 
-# On a fresh server Streamlit's first script run takes the legacy multipage path: a
-# `pages/` folder beside app.py makes it build a navigation from pages/*.py (app.py and
-# home.py only), so any other page's URL is "not found" (streamlit/runtime/scriptrunner/
-# script_runner.py `_mpa_v1`; PagesManager.uses_pages_directory stays True until the first
-# st.navigation call).  Only renaming the folder removes it: the lead decides.
-# (Marks are applied inside the tests, not as decorators, so that where no browser is found
-# the file's tests fold into one "skipped" line.)
-FIRST_RUN_SCAN = pytest.mark.xfail(
-    strict=True, reason="the legacy scan of the pages/ folder beside app.py on a fresh "
-                        "server's first run (issue 14): fixed by renaming the folder")
-
+# A `pages/` folder beside app.py made Streamlit's first script run on a fresh server take
+# its legacy multipage path (PagesManager.uses_pages_directory, true until the first
+# st.navigation call): a navigation from pages/*.py only, so any other page's URL was "not
+# found".  The page packages live in app_pages/ instead; this test keeps it that way.
 DEEP_LINK = ("/autoscaling-sla", "Autoscaling for a latency SLA",
              {"lam": "1800", "mu": "100", "n": "20", "pct": "99.5", "simulate": "false"})
 
 
 def test_deep_link_as_first_request_to_a_fresh_server(request, browser, fresh_app_url):
-    request.applymarker(FIRST_RUN_SCAN)
     path, title, query = DEEP_LINK
     context = h.new_context(browser)
     try:

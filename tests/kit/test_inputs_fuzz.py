@@ -32,7 +32,7 @@ from tests.input_cases import (BIG, CASES, FORMULA, GARBAGE_KINDS, IMG, MD_IMAGE
                                editor_tables, garbage, markdown_escaped, uploads_for,
                                validated_editor_profile)
 from tests.pagetest import charts
-from pages.batching import data as batching_data
+from app_pages.batching import data as batching_data
 from ui import share
 from ui.export import figure_csv, figure_html, report_html
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text, neutralise_cell, to_safe_csv
@@ -154,7 +154,7 @@ EDITOR_CASES = {
 
 @pytest.mark.parametrize("case", EDITOR_CASES)
 def test_profile_editor_named_bad_tables(case):
-    """The custom-profile table editor (pages/batching/profile_input.py) on the usual mistakes."""
+    """The custom-profile table editor (app_pages/batching/profile_input.py) on the usual mistakes."""
     changes, says = EDITOR_CASES[case]
     table = {"batch_size": [1.0, 2.0, 4.0], "throughput_per_s": [476.0, 880.0, 1500.0],
              "power_w": [120.0, 109.0, 130.0]} | changes
@@ -575,7 +575,7 @@ def _raw_html_uses(path: Path) -> list[tuple[int, str]]:
 
 
 def test_no_page_or_kit_module_renders_raw_html():
-    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")),
+    files = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")),
              *sorted((ROOT / "ui").glob("*.py"))]
     assert len(files) > 10
     uses = {(str(p.relative_to(ROOT)), line): what for p in files

@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = sorted(p.parent.name for p in (ROOT / "pages").glob("*/page.py"))
+MODELS = sorted(p.parent.name for p in (ROOT / "app_pages").glob("*/page.py"))
 
 
 def test_every_page_package_has_its_model_document():

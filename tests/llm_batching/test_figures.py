@@ -4,7 +4,7 @@ import pytest
 
 from engine import llm_batching as lb
 from engine import token_laws as tl
-from pages.llm_batching import figures as figs
+from app_pages.llm_batching import figures as figs
 from ui.export import figure_frame, report_html
 
 K = (0.06, 0.126, 0.0003, 0.02269)

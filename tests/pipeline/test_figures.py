@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pages.pipeline import figures as figs
+from app_pages.pipeline import figures as figs
 from ui.export import figure_frame
 
 
@@ -71,7 +71,7 @@ def test_sensitivity_figure_marks_the_current_value():
 
 
 def test_percentages_never_read_negative_zero():
-    from pages.pipeline.views import fmt_pct
+    from app_pages.pipeline.views import fmt_pct
     assert fmt_pct(0.0) == fmt_pct(-0.0) == fmt_pct(0.0, signed=True) == "0 %"
     assert fmt_pct(-1e-7, signed=True) == fmt_pct(4e-5) == "< 0.01 %"
     assert fmt_pct(-0.0004, 1, signed=True) == "< 0.1 %"

@@ -76,7 +76,7 @@ def test_unstable_load_is_reported_not_crashed():
 
 
 def test_large_phase_space_is_solved_only_on_request(monkeypatch):
-    from pages.pipeline import data
+    from app_pages.pipeline import data
     monkeypatch.setattr(data, "N_AUTO", 50)          # the page's limit, lowered
     at = open_page({"K": "8", "units": "8"})                  # N = 9·9 = 81 phases
     assert any("Limited" in w.value and "O(N³)" in w.value for w in at.warning)

@@ -4,9 +4,9 @@ import pytest
 
 from engine import sla
 
-from pages.sla import figures as figs
+from app_pages.sla import figures as figs
 from ui.export import figure_frame
-from pages.sla.uploads import parse_trace_csv
+from app_pages.sla.uploads import parse_trace_csv
 
 
 def _trace(fig, name):
@@ -146,7 +146,7 @@ def test_trace_csv_rates_and_timestamps():
 
 def test_report_carries_every_sla_chart_under_a_human_title():
     from ui.export import report_html
-    from pages.sla import views
+    from app_pages.sla import views
     n = np.arange(9.0, 13.0)
     t = np.arange(3) * 0.5
     miss = [0.1, 0.01, 0.001, np.nan]

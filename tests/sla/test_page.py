@@ -9,7 +9,7 @@ from tests.pagetest import charts, metric, trace
 
 from engine import sla
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "sla" / "page.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "sla" / "page.py")
 GOOD_TRACE = "time_s,rate_per_s\n0,400\n300,900\n600,1500\n900,700\n"
 
 

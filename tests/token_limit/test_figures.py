@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pages.token_limit import figures as figs
+from app_pages.token_limit import figures as figs
 from ui.token_counts import parse_token_counts
 
 

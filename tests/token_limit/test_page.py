@@ -9,9 +9,9 @@ from tests.pagetest import charts, metric, trace
 
 from engine import token_laws, token_limit
 from engine.presets import token_latency_profiles
-from pages.token_limit import answer
+from app_pages.token_limit import answer
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "token_limit" / "page.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "token_limit" / "page.py")
 FAST = {"simulate": "false"}
 
 

@@ -5,8 +5,8 @@ carry units).  Every number comes from the engine (``OperatingPoint``, SLA answe
 from __future__ import annotations
 
 from engine.batching import load_in, per_ms_to_per_s
-from pages.batching import views
-from pages.batching.inputs import Point
+from app_pages.batching import views
+from app_pages.batching.inputs import Point
 
 UNSTABLE = "∞ (unstable)"
 

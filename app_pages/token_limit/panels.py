@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.token_limit import answer, data, inputs
+from app_pages.token_limit import answer, data, inputs
 from ui import share
 from ui.panel import results_markdown
 

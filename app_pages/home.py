@@ -17,7 +17,7 @@ def example(page: str, label: str, icon: str, question: str, link: str, query: d
     st.page_link(page, label=link, icon=":material/play_arrow:", query_params=query)
 
 
-example("pages/batching/page.py", "GPU dynamic batching", ":material/memory:",
+example("app_pages/batching/page.py", "GPU dynamic batching", ":material/memory:",
         "If traffic doubles, what happens to the mean and the slowest 1 % of latencies? What "
         "does a request cost in energy and money, and which batch-size limit and queue delay "
         "should the server use?",
@@ -26,20 +26,20 @@ example("pages/batching/page.py", "GPU dynamic batching", ":material/memory:",
         {"preset": "v100_resnet50_mixed", "load_mode": "rho", "rho": "0.8", "sla_ms": "10",
          "view": "Tail latency & Triton"})
 
-example("pages/token_limit/page.py", "LLM token limits", ":material/content_cut:",
+example("app_pages/token_limit/page.py", "LLM token limits", ":material/content_cut:",
         "If answers are cut at a number of output tokens, how much shorter is the wait, how "
         "many answers are cut, and how many impatient users stop leaving?",
         "Example: users who give up after 30 s: the answer limit that loses the fewest",
         {"patience_s": "30", "view": "Optimal limit"})
 
-example("pages/llm_batching/page.py", "LLM batching strategies", ":material/stacks:",
+example("app_pages/llm_batching/page.py", "LLM batching strategies", ":material/stacks:",
         "Which way of batching requests (dynamic, capped, fixed, elastic or continuous) keeps "
         "latency lowest, with which batch size, and up to what load does each keep up?",
         "Example: Llama-2 7B on an A100: the best strategy as the load grows, and where each "
         "one stops keeping up",
         {"lam_max": "0.3", "lam": "0.08", "view": "Best strategy"})
 
-example("pages/pipeline/page.py", "CPU-GPU pipeline", ":material/account_tree:",
+example("app_pages/pipeline/page.py", "CPU-GPU pipeline", ":material/account_tree:",
         "Where does a CPU → GPU memory → compute pipeline saturate, and why? How much do the "
         "stages hold each other up, and what would a bigger buffer or more units buy?",
         "Example: an A100 with room for one job in memory: the stages block each other and "
@@ -47,7 +47,7 @@ example("pages/pipeline/page.py", "CPU-GPU pipeline", ":material/account_tree:",
         {"gpu": "a100_40gb_sxm", "workload": "job_1mib_double_buffered", "K": "1",
          "units": "1", "load_mode": "frac", "frac": "0.9", "view": "Throughput & latency"})
 
-example("pages/sla/page.py", "Autoscaling for a latency SLA", ":material/dns:",
+example("app_pages/sla/page.py", "Autoscaling for a latency SLA", ":material/dns:",
         "How many GPU replicas keep 99 % of requests under 100 ms, and what does following "
         "a day of traffic cost against provisioning for the peak?",
         "Example: 1,800 requests/s, each replica serving 100 per second: 20 replicas and how "

@@ -1,5 +1,5 @@
 """Inputs of the CPU-GPU pipeline page: the share-link fields, the sidebar, and the
-frozen dataclasses built from session state (the memo keys of pages/pipeline/data.py)."""
+frozen dataclasses built from session state (the memo keys of app_pages/pipeline/data.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,8 +3,8 @@ chosen limit (memoised on those frozen inputs)."""
 from __future__ import annotations
 
 from engine.token_limit import objective_v1, objective_v2
-from pages.token_limit import data
-from pages.token_limit import figures as figs
+from app_pages.token_limit import data
+from app_pages.token_limit import figures as figs
 from ui.memo import memo
 
 DELAY = "Delay & loss"

@@ -2,9 +2,9 @@
 import streamlit as st
 
 from engine import pipeline as pl
-from pages.pipeline import data, views
-from pages.pipeline.inputs import FIELDS, Scenario, load_input, sidebar
-from pages.pipeline.views import fmt_rate
+from app_pages.pipeline import data, views
+from app_pages.pipeline.inputs import FIELDS, Scenario, load_input, sidebar
+from app_pages.pipeline.views import fmt_rate
 from ui import compare, share
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress

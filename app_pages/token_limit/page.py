@@ -1,9 +1,9 @@
 """LLM max-output-token limits (Yang et al. §III, §V-B): delay, lost users, the best limit."""
 import streamlit as st
 
-from pages.token_limit import answer, data, inputs, views
-from pages.token_limit.panels import answer_panel, paper_table, profile_input
-from pages.token_limit.inputs import Point
+from app_pages.token_limit import answer, data, inputs, views
+from app_pages.token_limit.panels import answer_panel, paper_table, profile_input
+from app_pages.token_limit.inputs import Point
 from ui import compare, share
 from ui import token_law_input as tli
 from ui.export import report_button, show_chart

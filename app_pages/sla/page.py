@@ -3,7 +3,7 @@ import math
 
 import streamlit as st
 
-from pages.sla import data, inputs, results, views
+from app_pages.sla import data, inputs, results, views
 from ui import compare, share
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress

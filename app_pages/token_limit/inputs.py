@@ -9,7 +9,7 @@ import streamlit as st
 from engine.core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, N_MAX, PATIENCE_S,
                                  THETA)
 from engine.token_limit import rate_at_load
-from pages.token_limit import data, views
+from app_pages.token_limit import data, views
 from ui import share
 from ui import token_law_input as tli
 from ui.token_law_input import TokenLawChoice

@@ -1,7 +1,7 @@
 """LLM batching strategies (Yang et al. §IV-V): dynamic, capped, fixed, elastic, continuous."""
 import streamlit as st
 
-from pages.llm_batching import data, inputs, views
+from app_pages.llm_batching import data, inputs, views
 from ui import compare, share
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress

@@ -2,9 +2,9 @@
 import streamlit as st
 
 from engine.batching import load_in, max_rate_for_p99
-from pages.batching import answer, data, inputs, views
-from pages.batching.inputs import Point
-from pages.batching.profile_input import profile_input
+from app_pages.batching import answer, data, inputs, views
+from app_pages.batching.inputs import Point
+from app_pages.batching.profile_input import profile_input
 from ui import compare, share
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.batching import data
+from app_pages.batching import data
 from ui import share
-from pages.batching.uploads import parse_profile_csv
+from app_pages.batching.uploads import parse_profile_csv
 from ui.uploads import MAX_UPLOAD_BYTES
 
 CUSTOM = "custom"

@@ -166,7 +166,7 @@ def title(fig) -> str:
 @memo(128)
 def figures(view: str, scenario, lam: float | None = None,
             baseline: tuple | None = None) -> list:
-    """(name, figure) pairs of ``view`` for ``scenario`` (pages/pipeline/inputs.py), at the
+    """(name, figure) pairs of ``view`` for ``scenario`` (app_pages/pipeline/inputs.py), at the
     load ``lam`` (per ms; load views only) with the pinned ``baseline`` curve
     ((x jobs/s, y ms) tuples) or None.  Figures are shared: never modified after."""
     r = data.rates(scenario.spec, scenario.workload_id, scenario.K, scenario.units,

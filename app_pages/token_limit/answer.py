@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from engine.token_limit import percent_change
-from pages.token_limit import views
-from pages.token_limit.inputs import Point
+from app_pages.token_limit import views
+from app_pages.token_limit.inputs import Point
 
 UNSTABLE = "∞ (unstable)"
 METHODS = {"exact": "exact M/G/1+D", "interpolation": "De Kok-Tijms interpolation"}

@@ -8,8 +8,8 @@ import streamlit as st
 
 from engine.batching import PRICE, RATE_PER_S, RHO, TARGET, rate_from_load
 from engine.core.domains import B_MAX, PREFERRED
-from pages.batching import data, views
-from pages.batching.profile_input import Profile
+from app_pages.batching import data, views
+from app_pages.batching.profile_input import Profile
 from ui import share
 
 PRESET = share.Field("preset", "v100_resnet50_mixed", str)

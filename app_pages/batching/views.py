@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from engine.batching import LOAD_UNITS, load_in
-from pages.batching import data
-from pages.batching import figures as figs
+from app_pages.batching import data
+from app_pages.batching import figures as figs
 from ui.memo import memo
 
 VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
