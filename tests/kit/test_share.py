@@ -150,7 +150,7 @@ def test_every_home_example_is_a_valid_link_to_its_page():
     examples = [e.proto for e in at.get("page_link") if e.proto.query_string]
     assert sorted(p.page.strip("/") for p in examples) == sorted(by_url)
     for link in examples:
-        fields = importlib.import_module(f"pages.{by_url[link.page.strip('/')]}.inputs").FIELDS
+        fields = importlib.import_module(f"app_pages.{by_url[link.page.strip('/')]}.inputs").FIELDS
         by_key = {f.key: f for f in fields}
         for key, raw in parse_qsl(link.query_string):
             by_key[key].parse(raw)                 # KeyError or ValueError: a broken example
