@@ -16,6 +16,7 @@ import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -450,18 +451,45 @@ def drawn_once(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def show_chart(fig: go.Figure, name: str, image_format_key: str = "img", table=None) -> None:
+def operating_marker(x: float, y: float, label: str) -> dict:
+    """The operating point on a chart: a point at (x, y) labelled ``label`` (x, y in the
+    chart's axis units; an infinite or NaN y draws nothing)."""
+    return {"x": float(x), "y": float(y), "label": str(label)}
+
+
+def marked(fig: go.Figure, marker: dict | None) -> go.Figure:
+    """``fig`` with the operating point drawn on it, cheaply: ``fig`` (memoised, never
+    modified) is converted to its dict once (``drawn_once``) and the point is added to a
+    copy of that dict's trace list, so a slider move costs one small trace, not a new
+    figure.  The returned figure is only for drawing: export ``fig`` itself."""
+    if marker is None or not np.isfinite(marker["y"]) or not np.isfinite(marker["x"]):
+        return drawn_once(fig)
+    base = drawn_once(fig).to_dict()
+    point = {"type": "scatter", "x": [marker["x"]], "y": [marker["y"]],
+             "mode": "markers+text", "name": marker["label"], "text": [marker["label"]],
+             "textposition": "top center", "showlegend": False, "hoverinfo": "x+y+name",
+             "marker": {"size": 13, "color": "#111", "symbol": "diamond",
+                        "line": {"width": 2, "color": "white"}}}
+    spec = {**base, "data": [*base["data"], point]}
+    shown = go.Figure()
+    object.__setattr__(shown, "to_dict", lambda: spec)
+    return shown
+
+
+def show_chart(fig: go.Figure, name: str, image_format_key: str = "img", table=None,
+               marker: dict | None = None) -> None:
     """Draw a chart with its exports: the modebar camera downloads PNG or SVG (the
     format chosen in ``st.session_state[image_format_key]``), and one row of
     buttons gives the data as CSV and the chart as standalone HTML (generated
     only when clicked).  ``table``: a DataFrame (or a function returning one) that the
-    CSV holds instead of the traces, for a chart that is a diagram."""
+    CSV holds instead of the traces, for a chart that is a diagram.  ``marker``
+    (``operating_marker``): the operating point, drawn on the chart (not exported)."""
     import streamlit as st
 
     if "to_dict" not in vars(fig):                    # first draw: readable log ticks
         readable_axes(fig)
     fmt = st.session_state.get(image_format_key, "png")
-    st.plotly_chart(drawn_once(fig), config=chart_config(fmt, name), key=f"chart_{name}")
+    st.plotly_chart(marked(fig, marker), config=chart_config(fmt, name), key=f"chart_{name}")
     row = st.container(horizontal=True, gap="small")
     row.download_button("CSV", lambda: figure_csv(fig, table() if callable(table) else table),
                         f"{name}.csv", "text/csv",

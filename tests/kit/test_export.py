@@ -140,3 +140,18 @@ def test_report_inlines_plotly_js_once_and_stays_near_its_size():
     assert html.count('class="plotly-graph-div"') == 5
     data = 5 * 2 * 2 * 400 * 20                 # 5 charts, 2 traces, x and y, ~20 chars a number
     assert len(html) < len(js) + data + 60_000, (len(html) - len(js))
+
+
+def test_a_marked_figure_adds_one_point_and_leaves_the_figure_alone():
+    from ui.export import marked, operating_marker as Marker
+    x = np.linspace(0.0, 1.0, 200)
+    fig = go.Figure(go.Scatter(x=x, y=x ** 2, name="curve"))
+    before = pio.to_json(fig.to_dict(), validate=False)
+    shown = marked(fig, Marker(0.5, 0.25, "here"))
+    spec = shown.to_dict()
+    assert len(spec["data"]) == 2 and spec["data"][-1]["x"] == [0.5]
+    assert spec["data"][-1]["y"] == [0.25] and spec["data"][-1]["text"] == ["here"]
+    assert len(fig.to_dict()["data"]) == 1                       # the memoised figure unchanged
+    assert pio.to_json(fig.to_dict(), validate=False) == before
+    assert marked(fig, Marker(0.5, float("inf"), "unstable")).to_dict() == fig.to_dict()
+    assert marked(fig, None) is fig
