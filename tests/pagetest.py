@@ -71,3 +71,24 @@ def trace(fig: dict, name: str) -> dict:
     exact = [t for t in fig["data"] if t.get("name") == name]
     return exact[0] if exact else next(t for t in fig["data"]
                                        if t.get("name", "").startswith(name))
+
+
+def record_marked(monkeypatch) -> list:
+    """A list that collects every (figure, marker) ``ui.export.show_chart`` draws from now
+    on: the figure is the page's memoised one, before the operating point is added."""
+    import ui.export as export
+    drawn, real = [], export.marked
+
+    def marked(fig, marker):
+        drawn.append((fig, marker))
+        return real(fig, marker)
+
+    monkeypatch.setattr(export, "marked", marked)
+    return drawn
+
+
+def marked_figure(drawn: list):
+    """The (last) figure drawn with an operating point, of those ``record_marked`` kept."""
+    found = [fig for fig, marker in drawn if marker is not None]
+    assert found, "no chart drawn with an operating point"
+    return found[-1]

@@ -42,13 +42,13 @@ def sidebar() -> inputs.Scenario:
     return inputs.scenario(profile)
 
 
-def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
-    """The charts of one view and their captions."""
+def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None) -> None:
+    """The charts of one view and their captions; ``marker`` on the first chart."""
     if view == views.FORMULAS:
         formulas_panel(views.FORMULA_TEX, views.ERRATA, "batching")
         return
-    for name, fig in views.figures(view, scenario, point):
-        show_chart(fig, name)
+    for i, (name, fig) in enumerate(views.figures(view, scenario, point)):
+        show_chart(fig, name, marker=None if i else marker)
     for text in views.captions(view, scenario, point):
         st.caption(text)
 
@@ -101,8 +101,9 @@ def what_if(scenario: inputs.Scenario, view: str, lam_sla: float) -> tuple | Non
                    "each GPU's own capacity).")
         st.dataframe(compare.difference_table(current, base), hide_index=True)
     share.publish(inputs.FIELDS)
-    if view in views.LOAD_VIEWS:
-        show_view(view, scenario, Point.for_view(view, lam, baseline))
+    if view in views.FRAGMENT_VIEWS:       # the latency chart: memoised, the marker moves
+        show_view(view, scenario, Point.for_view(view, lam, baseline),
+                  views.marker(scenario, here, baseline) if view == views.LATENCY else None)
     return baseline
 
 
@@ -132,7 +133,7 @@ def run() -> None:
     st.subheader("Operating point")
     lam_sla = data.max_rate_mean(scenario.sla_ms, fit.alpha_ms, fit.tau0_ms, scenario.b_max)
     baseline = what_if(scenario, view, lam_sla)
-    if view not in views.LOAD_VIEWS:
+    if view not in views.FRAGMENT_VIEWS:
         show_view(view, scenario, Point.for_view(view, None, baseline))
     share.publish(inputs.FIELDS)
 

@@ -7,6 +7,7 @@ import numpy as np
 from engine.batching import LOAD_UNITS, load_in
 from app_pages.batching import data
 from app_pages.batching import figures as figs
+from ui.export import operating_marker
 from ui.memo import memo
 
 VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
@@ -14,6 +15,7 @@ VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
     "Profile fit", "Formulas")
 CHART_VIEWS = VIEWS[:-1]               # the views the report draws
 LOAD_VIEWS = (ENERGY, TAIL)            # their charts depend on the load (what-if fragment)
+FRAGMENT_VIEWS = (LATENCY, *LOAD_VIEWS)  # drawn in the fragment (Latency: the moving marker)
 X_TITLES = dict(zip(LOAD_UNITS, ("load ρ = λα (share of the capacity 1/α)",
                                   "arrival rate (requests/s)")))
 TITLES = {      # chart name (CSV file, widget key) → the report's heading
@@ -55,6 +57,14 @@ ERRATA = [
 def _x(lam, scenario, fit, unit=None):
     """Arrival rates (per ms) on the chart's load axis (``unit``: the scenario's)."""
     return load_in(np.asarray(lam, dtype=float), fit.alpha_ms, unit or scenario.load_unit)
+
+
+def marker(scenario, here, baseline) -> dict:
+    """The operating point ``here`` on the latency chart, on that chart's load axis
+    (requests/s when a baseline is pinned); y is the results table's mean latency."""
+    unit = scenario.load_unit if baseline is None else ABSOLUTE
+    return operating_marker(_x(here.lam_per_ms, scenario, scenario.fit, unit),
+                            here.mean_latency_ms, f"now: {here.mean_latency_ms:.3g} ms")
 
 
 def _delays(scenario, fit, lam):

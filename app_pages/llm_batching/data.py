@@ -158,6 +158,12 @@ def best_fixed(lam, law, k) -> tuple[int, float]:
 
 
 @memo(256)
+def fixed_latency(lam, law, k, b) -> float:
+    """Mean latency (s) of fixed batches of ``b`` at ``lam``: the chart's exact fixed-b curve."""
+    return float(lb.fixed_batch_sojourn(lam, b, law.law, k))
+
+
+@memo(256)
 def recommended_b_max(lam, law, k) -> tuple[int, float]:
     return lb.recommended_b_max(lam, law.law, k, max_states=256)
 

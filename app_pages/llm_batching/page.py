@@ -51,10 +51,10 @@ def run():
     if view == views.FORMULAS_VIEW:
         formulas_panel(views.FORMULAS, views.ERRATA, "llm_batching")
     else:
-        # Curves over the whole λ axis, without the current-λ marker (which moves without
-        # re-drawing them): keyed on the Scenario and the pinned one only.
+        # Curves over the whole λ axis, keyed on the Scenario and the pinned one only; the
+        # Latency view's first chart is in the fragment (its current-λ point moves there).
         pinned = None if base is None else base["scenario"]
-        for name, fig in views.figures(view, s, None, pinned):
+        for name, fig in views.figures(view, s, None, pinned)[int(view == views.LATENCY):]:
             show_chart(fig, name)
         if view == views.LATENCY:
             st.caption(CHAIN_NOTE.format(data.chain_states(None), data.chain_states(s.b_max)))
@@ -77,8 +77,11 @@ def operating_point(s: inputs.Scenario, lims: dict):
     bc = data.batch_curve(s.law, s.k)
     b_star, soj_star = data.best_fixed(lam, s.law, s.k)
     rec, soj_rec = data.recommended_b_max(lam, s.law, s.k)
+    fixed = data.fixed_latency(lam, s.law, s.k, s.b)
     rows = [
         ("Load", f"{lam:.4g} requests/s"),
+        (f"Mean latency, fixed b = {s.b}", f"{fixed:.3g} s" if fixed < float("inf") else
+         "∞ (cannot keep up)"),
         ("Best fixed batch size", f"{b_star}" if b_star else "none keeps up"),
         ("Mean latency with it", f"{soj_star:.3g} s" if b_star else "n/a"),
         ("Best batch-size cap", f"{rec}" if rec else "none keeps up"),
@@ -105,6 +108,9 @@ def operating_point(s: inputs.Scenario, lims: dict):
         st.caption(f"Baseline: {base['label']} (its fixed-batch curve on the chart, same "
                    "axes: requests/s and s)")
         st.dataframe(compare.difference_table(scenario, base), hide_index=True)
+    if st.session_state["view"] == views.LATENCY:   # memoised; only the operating point moves
+        show_chart(views.figures(views.LATENCY, s, None, pinned)[0][1], "mean_latency",
+                   marker=views.marker(s, lam, fixed))
     share.publish(inputs.FIELDS)
     return base
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import llm_batching as lb
+from ui.export import operating_marker
 from ui.memo import memo
 
 from . import data
@@ -54,6 +55,11 @@ ERRATA = [
     "§V's numbers (b* = 8, 125 s at λ = 0.43/s) rest on an unpublished fit: with Table I's "
     "per-token time that load is beyond every padded strategy.",
 ]
+
+
+def marker(s, lam: float, latency: float) -> dict:
+    """The current load on the mean-latency chart, on its exact fixed-b curve."""
+    return operating_marker(lam, latency, f"now: {latency:.3g} s")
 
 
 def sweep(s):

@@ -51,7 +51,7 @@ def run():
     view = st.segmented_control("View", views.VIEWS, key="view", required=True)
     st.subheader("Answer")
     base = answer(sc, r, cv)
-    if view not in views.LOAD_VIEWS:
+    if view not in views.FRAGMENT_VIEWS:
         show_view(view, sc, None, base)
     share.publish(FIELDS)
 
@@ -66,7 +66,8 @@ def solve(sc: Scenario, k: tuple) -> data.Curves:
     return cv
 
 
-def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None) -> None:
+def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None,
+              marker: dict | None = None) -> None:
     if view == views.FORMULAS:
         formulas_panel(views.FORMULAS_TEX, views.ERRATA, "pipeline")
         return
@@ -80,8 +81,8 @@ def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None) -> 
         st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])
     for name, fig in views.figures(view, sc, lam, baseline):
-        show_chart(fig, name, table=(lambda: views.stage_frame(sc, lam))
-                   if view == views.PIPELINE else None)
+        show_chart(fig, name, marker=marker if name == "latency" else None,
+                   table=(lambda: views.stage_frame(sc, lam)) if view == views.PIPELINE else None)
     if view == views.PIPELINE:
         st.caption("Utilisation: time fraction a stage works; held up: time fraction a full "
                    "next stage keeps it from passing a job on. Red: the slowest stage alone. "
@@ -127,8 +128,10 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
     if base is not None:
         st.caption(f"Baseline: {base['label']}")
         st.dataframe(compare.difference_table(scenario, base), hide_index=True)
-    if st.session_state["view"] in views.LOAD_VIEWS:
-        show_view(st.session_state["view"], sc, lam, base)
+    view = st.session_state["view"]
+    if view in views.FRAGMENT_VIEWS:     # Throughput & latency: memoised, only the point moves
+        show_view(view, sc, lam if view in views.LOAD_VIEWS else None, base,
+                  views.marker(lam, w_exact, op))
     share.publish(FIELDS)
     return base
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine import pipeline as pl
+from ui.export import operating_marker
 from ui.memo import memo
 
 from . import data
@@ -19,6 +20,7 @@ FORMULAS = "Formulas"
 VIEWS = (PIPELINE, THROUGHPUT, TRAFFIC, BUFFER, FORMULAS)
 CHART_VIEWS = VIEWS[:-1]          # the views with charts (the report's sections)
 LOAD_VIEWS = (PIPELINE,)          # charts that depend on the load (drawn in the fragment)
+FRAGMENT_VIEWS = (PIPELINE, THROUGHPUT)   # drawn in the fragment (Throughput: a moving point)
 
 FORMULAS_TEX = [   # the Formulas view: (LaTeX, what it is)
     ("W_{M/M/1} = \\frac{1}{\\mu-\\lambda},\\quad L = \\frac{\\rho}{1-\\rho}",
@@ -156,6 +158,12 @@ def scenario_sentence(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> str:
             f"{100 * op.load_fraction:.0f} % of the {fmt_rate(op.capacity_per_ms)} it can "
             f"sustain, with room for {sc.K} jobs in GPU memory and its {sc.spec.sm_count} SMs "
             f"modelled as {r.c} compute units.")
+
+
+def marker(lam: float, w_exact: float, op: pl.OperatingPoint) -> dict:
+    """The load ``lam`` (per ms) on the latency chart (jobs/s) at the table's mean latency."""
+    w = w_exact if op.stable else float("inf")
+    return operating_marker(float(pl.per_ms_to_per_s(lam)), w, f"now: {w:.4g} ms")
 
 
 def title(fig) -> str:

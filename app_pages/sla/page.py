@@ -105,7 +105,8 @@ def show_view(view: str, args: tuple, n, baseline) -> None:
     if view == views.FORMULAS_VIEW:
         formulas_panel(views.FORMULAS, views.ERRATA, "sla", "Errata and limits of the approximation")
         return
-    for name, fig in views.figures(view, *args, n=n, baseline=baseline):
+    first = int(view == views.REPLICAS)      # its first chart is in the fragment
+    for name, fig in views.figures(view, *args, n=n, baseline=baseline)[first:]:
         show_chart(fig, name)
     s = args[0]
     if view == views.RESPONSE_TIME and not data.at_replicas(s, n, args[2])["stable"]:
@@ -135,6 +136,9 @@ def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
                   views.FORMULAS, views.ERRATA, "autoscaling_sla_report.html",
                   answer=list(page[0]) + rows,
                   scenario=results.scenario_sentence(s, ss["rt_ms"]))
+    if ss["view"] == views.REPLICAS:         # memoised on the scenario; only the point moves
+        show_chart(views.figures(views.REPLICAS, *args, baseline=baseline)[0][1],
+                   "sla_vs_replicas", marker=results.marker(at, n))
     if ss["view"] in views.N_VIEWS:
         show_view(ss["view"], args, n, baseline)
     share.publish(inputs.FIELDS)

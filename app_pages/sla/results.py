@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from engine import sla
+from ui.export import operating_marker
 
 from . import data
 
@@ -65,6 +66,13 @@ def plan_rows(plan, percentile: float) -> tuple[list, list]:
               (f"Requests late beyond the allowed {allowed}, static fleet",
                of(plan.static_late_requests, plan.total_requests))]
     return cost, misses
+
+
+def marker(at: dict, n: int) -> dict:
+    """The what-if n on the replicas chart at the table's late share (approximation);
+    a share below the resolution is not drawn, too few replicas: all late."""
+    miss = at["miss_eq7"] if at["stable"] else 1.0
+    return operating_marker(n, miss, f"now: {share(miss)}")
 
 
 def at_rows(at: dict, n: int, rt_ms: float) -> list:

@@ -53,8 +53,10 @@ def sidebar() -> inputs.Scenario:
     return inputs.scenario(profile, law)
 
 
-def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
-    """The charts of one view with their captions (Formulas and Paper vs model: text)."""
+def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None,
+              part=slice(None)) -> None:
+    """The charts ``part`` of one view with their captions (Formulas and Paper vs model:
+    text); ``marker`` on the first chart drawn."""
     profile = scenario.profile
     if view == views.FORMULAS:
         formulas_panel(views.FORMULA_TEX, views.ERRATA, "token_limit", "Errata and remarks on the paper")
@@ -67,8 +69,8 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point) -> None:
                 "(no measurements to show).")
     shown = with_spinner("Searching the best limits…" if view == views.OPTIMAL else "Drawing…",
                          views.figures, view, scenario, point)
-    for name, fig in shown:
-        show_chart(fig, name)
+    for i, (name, fig) in enumerate(shown[part]):
+        show_chart(fig, name, marker=None if i else marker)
     if view == views.OPTIMAL:
         b1, b2 = views.best(scenario)
         st.caption(f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
@@ -111,6 +113,9 @@ def chosen_limit(scenario: inputs.Scenario, free) -> inputs.Scenario | None:
     view = st.session_state[inputs.VIEW.key]
     if view in views.LIMIT_VIEWS:
         show_view(view, scenario, Point.for_view(view, limit, baseline))
+    elif view == views.DELAY:       # its first chart: memoised, the operating point moves
+        show_view(view, scenario, Point.for_view(view, limit, baseline), views.marker(p),
+                  slice(1))
     share.publish(inputs.FIELDS)
     return baseline
 
@@ -150,7 +155,8 @@ def run() -> None:
     st.subheader("Answer at the chosen limit")
     baseline = chosen_limit(scenario, free)
     if view not in views.LIMIT_VIEWS:
-        show_view(view, scenario, Point.for_view(view, None, baseline))
+        show_view(view, scenario, Point.for_view(view, None, baseline),
+                  part=slice(1, None) if view == views.DELAY else slice(None))
     share.publish(inputs.FIELDS)
 
 

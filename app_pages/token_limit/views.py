@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.token_limit import objective_v1, objective_v2
 from app_pages.token_limit import data
 from app_pages.token_limit import figures as figs
+from ui.export import operating_marker
 from ui.memo import memo
 
 DELAY = "Delay & loss"
@@ -45,6 +46,12 @@ ERRATA = [
     "a = 0.023087 s/token, c = 0.490 s (see Paper vs model for the consequences).",
     "Eqs 2-3 are the moments of min(n, n_max); they are summed here as Σ P(n > k).",
 ]
+
+
+def marker(p) -> dict:
+    """The chosen limit's ``LimitPoint`` on the mean-wait chart (the Delay & loss view's
+    first, drawn in the what-if fragment): the results table's mean wait."""
+    return operating_marker(p.n_max, p.mean_wait, f"now: {p.mean_wait:.3g} s")
 
 
 def best(scenario) -> tuple:

@@ -195,3 +195,20 @@ def test_report_opens_with_the_answer_and_human_headings():
     assert "<h2>b_max_family</h2>" not in html
     inputs_table = html.split("<h2>Inputs</h2>")[1].split("</table>")[0]
     assert "<td>no limit</td>" in inputs_table and "<td>10 ms</td>" in inputs_table
+
+
+def test_moving_the_load_moves_the_marker_on_the_memoised_latency_chart(monkeypatch):
+    """Issue 14: the operating point is marked on the latency chart and follows the load
+    slider; the chart's figure is memoised on the scenario (the same object after the
+    move: only the point is new)."""
+    drawn = pagetest.record_marked(monkeypatch)
+    at = open_page()
+    before = pagetest.marked_figure(drawn)
+    point = charts(at)[0]["data"][-1]
+    assert point["x"] == [pytest.approx(0.5)]
+    drawn.clear()
+    at.slider(key="rho").set_value(0.8).run()
+    point = charts(at)[0]["data"][-1]
+    assert point["x"] == [pytest.approx(0.8)]
+    assert point["name"] == "now: " + metric(at, "Mean latency")
+    assert pagetest.marked_figure(drawn) is before

@@ -189,3 +189,19 @@ def test_caption_table_chart_and_best_strategy_agree(query, loads):
                 assert all(name in verdict for name in keeps)
         else:
             assert verdict == category == "none stable"
+
+
+def test_moving_the_load_moves_the_marker_on_the_memoised_latency_chart(monkeypatch):
+    """Issue 14: the current load is marked on the mean-latency chart, on the exact fixed-b
+    curve at the table's value, and follows the slider; the figure is memoised on the
+    scenario (the same object after the move: only the point is new)."""
+    drawn = pagetest.record_marked(monkeypatch)
+    at = open_page()
+    before = pagetest.marked_figure(drawn)
+    assert charts(at)[0]["data"][-1]["x"] == [pytest.approx(at.session_state["lam"])]
+    drawn.clear()
+    at.slider(key="lam").set_value(0.03).run()
+    point = charts(at)[0]["data"][-1]
+    assert point["x"] == [pytest.approx(0.03)]
+    assert point["name"] == "now: " + metric(at, "Mean latency, fixed b")
+    assert pagetest.marked_figure(drawn) is before

@@ -217,3 +217,20 @@ def test_diagram_csv_is_the_stage_table(monkeypatch):
         assert f"utilisation {row['utilisation (%)']:.1f} %" in boxes
     text = ui.export.figure_csv(None, frame).decode()
     assert "Compute units" in text and "2.2," not in text
+
+
+def test_moving_the_load_moves_the_marker_on_the_memoised_latency_chart(monkeypatch):
+    """Issue 14: the load is marked on the latency chart of "Throughput & latency" at the
+    table's mean latency and follows the slider; the figure is memoised on the scenario
+    (the same object after the move: only the point is new)."""
+    drawn = pagetest.record_marked(monkeypatch)
+    at = open_page({"view": "Throughput & latency"})
+    before = pagetest.marked_figure(drawn)
+    x = charts(at)[1]["data"][-1]["x"][0]
+    drawn.clear()
+    at.slider(key="frac").set_value(0.5).run()
+    point = charts(at)[1]["data"][-1]
+    assert point["x"][0] == pytest.approx(x * 0.5 / 0.8)        # the default load is 0.8
+    assert point["name"] == "now: " + metric(at, "Mean latency (with blocking)")
+    assert pagetest.marked_figure(drawn) is before
+    assert len(charts(at)) == 2 and "hroughput" in charts(at)[0]["layout"]["title"]["text"]

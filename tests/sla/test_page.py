@@ -207,3 +207,21 @@ def test_two_uploads_of_the_same_trace_under_different_names_are_different_scena
         at.run()
         assert not at.exception and not at.error
         assert any(f"Trace: {name} (4 intervals)" in md.value for md in at.markdown), name
+
+
+def test_moving_the_replicas_moves_the_marker_on_the_memoised_chart(monkeypatch):
+    """Issue 14: the what-if n is marked on the late-share chart at the table's share
+    (approximation) and follows the slider; the figure is memoised on the scenario (the
+    same object after the move: only the point is new)."""
+    drawn = pagetest.record_marked(monkeypatch)
+    at = open_page()
+    before = pagetest.marked_figure(drawn)
+    n = at.session_state["n"]
+    assert chart(at, "by replicas")["data"][-1]["x"] == [n]
+    drawn.clear()
+    at.slider(key="n").set_value(n - 1).run()
+    point = chart(at, "by replicas")["data"][-1]
+    assert point["x"] == [n - 1]
+    assert point["name"] == "now: " + metric(at, f"Slower than 100 ms with {n - 1} replicas, "
+                                                 "approximation")
+    assert pagetest.marked_figure(drawn) is before

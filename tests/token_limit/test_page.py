@@ -232,3 +232,20 @@ def test_uploads_of_the_same_counts_under_two_names_are_two_scenarios():
         at.run()
         assert not at.exception
         assert any(f"(upload {name})" in c.value for c in at.caption), name
+
+
+def test_moving_the_limit_moves_the_marker_on_the_memoised_wait_chart(monkeypatch):
+    """Issue 14: the chosen limit is marked on the mean-wait chart at the table's mean wait
+    and follows the slider; the figure is memoised on the scenario (the same object after
+    the move: only the point is new)."""
+    drawn = pagetest.record_marked(monkeypatch)
+    at = open_page(FAST)
+    before = pagetest.marked_figure(drawn)
+    assert charts(at)[0]["data"][-1]["x"] == [at.session_state["limit"]]
+    drawn.clear()
+    at.slider(key="limit").set_value(1000).run()
+    point = charts(at)[0]["data"][-1]
+    assert point["x"] == [1000]
+    assert point["name"] == "now: " + metric(at, "Mean wait (no one gives up)")
+    assert pagetest.marked_figure(drawn) is before
+    assert len(charts(at)) == 3                      # the other two charts are still drawn
