@@ -229,25 +229,31 @@ _HLINE_LABEL = {"top left": (0, "left", "bottom"), "top right": (1, "right", "bo
                 "left": (0, "right", "middle"), "right": (1, "left", "middle")}
 
 
-def line_label(line: dict, text: str, position: str = "top right", **props) -> dict:
+def line_label(line: dict, text: str, position: str = "top right", *, log_y: bool = False,
+               **props) -> dict:
     """A label for a ``vline``/``hline`` shape, placed like ``annotation_text`` with
-    ``annotation_position`` of ``add_vline``/``add_hline``; ``props``: other
-    annotation properties (font, ...)."""
+    ``annotation_position`` of ``add_vline``/``add_hline``; ``log_y``: the line is
+    horizontal on a log y axis (Plotly places annotations there by log10 of the value;
+    shapes by the value itself); ``props``: other annotation properties (font, ...)."""
     if line["yref"] == "y domain":                       # vertical line
         y, xanchor, yanchor = _VLINE_LABEL[position]
         where = dict(x=line["x0"], xref="x", y=y, yref="y domain")
     else:
         x, xanchor, yanchor = _HLINE_LABEL[position]
-        where = dict(x=x, xref="x domain", y=line["y0"], yref="y")
+        y = float(np.log10(line["y0"])) if log_y else line["y0"]
+        where = dict(x=x, xref="x domain", y=y, yref="y")
     return dict(text=text, showarrow=False, xanchor=xanchor, yanchor=yanchor, **where, **props)
 
 
 def target_line(value: float, label: str, *, axis: str = "y", color: str = "#444",
-                dash: str = "dashdot", position: str = "top right") -> tuple[list, list]:
+                dash: str = "dashdot", position: str = "top right",
+                log_y: bool = False) -> tuple[list, list]:
     """An SLA / target line at ``value`` on ``axis`` ("y": horizontal, "x": vertical)
-    with its label, as (shapes, annotations) for ``add_overlays``."""
+    with its label, as (shapes, annotations) for ``add_overlays`` (``log_y``: a
+    horizontal line on a log y axis)."""
     line = (hline if axis.startswith("y") else vline)(value, color=color, dash=dash, width=1)
-    return [line], [line_label(line, label, position, font=dict(size=11, color=color))]
+    return [line], [line_label(line, label, position, log_y=log_y,
+                               font=dict(size=11, color=color))]
 
 
 def add_overlays(fig: go.Figure, shapes=(), annotations=()) -> go.Figure:

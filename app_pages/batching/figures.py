@@ -19,11 +19,11 @@ def _line(x, y, name, color, dash=None, width=2.0):
 
 
 def _sla(sla_ms) -> tuple[list, list]:
-    """The SLA as a dash-dotted horizontal line labelled at its top left."""
+    """The SLA as a dash-dotted horizontal line labelled at its top left (log y axis)."""
     if sla_ms is None:
         return [], []
     line = hline(sla_ms, color="#444", dash="dashdot", width=1)
-    return [line], [line_label(line, f"SLA {sla_ms:g} ms", "top left")]
+    return [line], [line_label(line, f"SLA {sla_ms:g} ms", "top left", log_y=True)]
 
 
 def throughput_fit_figure(batch_size, throughput_per_s, alpha_ms, tau0_ms, r2) -> go.Figure:

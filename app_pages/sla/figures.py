@@ -50,7 +50,7 @@ def integer_ticks(lo: float, hi: float) -> dict:
 
 def _log_label(line: dict, text: str, position: str) -> dict:
     """``line_label`` for a horizontal line on a log y axis (annotations take log10 y)."""
-    return {**line_label(line, text, position), "y": float(np.log10(line["y0"]))}
+    return line_label(line, text, position, log_y=True)
 
 
 def _shade_too_few(fig: go.Figure, n_capacity: float, n_max: float, shapes=(),

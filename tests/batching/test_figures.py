@@ -26,6 +26,8 @@ def test_latency_figure_carries_the_curves_and_marks_unstable_loads():
     rects = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(rects) == 1 and rects[0].x0 == 0.7 and rects[0].x1 == 1.0
     assert fig.layout.yaxis.type == "log"
+    label = next(a for a in fig.layout.annotations if a.text == "SLA 2.5 ms")
+    assert label.y == pytest.approx(np.log10(2.5))          # on the chart: log axes take log10
 
 
 def test_no_shading_when_capacity_is_off_the_chart():

@@ -94,3 +94,12 @@ def test_target_line_carries_its_label():
     assert layout["annotations"][0]["y"] == 0.01
     shapes, notes = target_line(3.0, "chosen", axis="x")
     assert shapes[0]["x0"] == 3.0 and notes[0]["x"] == 3.0
+
+
+def test_a_line_label_on_a_log_axis_sits_at_log10_of_the_line():
+    """Plotly places a shape on a log y axis by its value and an annotation by log10 of it:
+    a label given the value itself lands off the chart (the GPU page's SLA label did)."""
+    from ui.plotting import hline, line_label
+    line = hline(10.0)
+    assert line_label(line, "SLA 10 ms", "top left")["y"] == 10.0
+    assert line_label(line, "SLA 10 ms", "top left", log_y=True)["y"] == 1.0
