@@ -17,13 +17,13 @@ def fmt_n(n: float) -> str:
 
 
 def share(miss: float) -> str:
-    """A share of requests as a percentage (1e-k when tiny); ``nan``: below what the
+    """A share of requests as a percentage (0.0088 %, 1e-07 %); ``nan``: below what the
     method resolves (``engine.sla.MISS_RESOLUTION``)."""
     if not math.isfinite(miss):
         return f"below {sla.MISS_RESOLUTION:.0e}"
     if miss >= 1e-4:
         return f"{100 * miss:.3g} %"
-    return "0 %" if miss == 0 else f"{miss:.2g}"
+    return "0 %" if miss == 0 else f"{100 * miss:.2g} %"       # a percentage throughout
 
 
 def of(count: float, total: float) -> str:
