@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import streamlit as st
 
 from engine import pipeline as pl
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.plotting import (COLORS, add_overlays, baseline_trace, finite, fit_log_range, hline,
+from ui.plotting import (COLORS, add_overlays, finite, fit_log_range, hline,
                          line_label, new_figure, vband, vline)
 
 NAMES = {"eq7": "approximation (Swayam)", "fix": "approximation, correlated retries",
@@ -46,11 +46,6 @@ def _step(span: float) -> float:
 def integer_ticks(lo: float, hi: float) -> dict:
     """Axis properties that tick a count axis at whole numbers only (no 6.01, 12.02)."""
     return dict(tickmode="linear", tick0=0, dtick=_step(max(hi - lo, 1.0)), tickformat="d")
-
-
-def _log_label(line: dict, text: str, position: str) -> dict:
-    """``line_label`` for a horizontal line on a log y axis (annotations take log10 y)."""
-    return line_label(line, text, position, log_y=True)
 
 
 def _shade_too_few(fig: go.Figure, n_capacity: float, n_max: float, shapes=(),
@@ -103,14 +98,15 @@ def miss_figure(n, miss_eq7, miss_mmn, *, percentile, n_capacity, floor, fix=Non
     allowed = 1.0 - percentile / 100.0
     sla = hline(allowed, color="#444", dash="dashdot", width=1)
     shapes = [sla]
-    labels = [_log_label(sla, f"SLA: at most {allowed:.3g} of requests slower", "top right")]
+    labels = [line_label(sla, f"SLA: at most {allowed:.3g} of requests slower", "top right",
+                         log_y=True)]
     if below:                                         # the unresolved region, labelled
         edge = hline(floor, color="#999", dash="dot", width=1)
         shapes += [edge, dict(type="rect", xref="x domain", x0=0, x1=1, yref="y", y0=floor / 100,
                               y1=floor, fillcolor="rgba(127,127,127,0.12)", line=dict(width=0),
                               layer="below")]
-        labels.append(_log_label(edge, f"below {floor:.0e}: not resolved, not drawn",
-                                 "bottom left"))
+        labels.append(line_label(edge, f"below {floor:.0e}: not resolved, not drawn",
+                                 "bottom left", log_y=True))
     if chosen is not None:
         shapes.append(vline(chosen, color=COLORS["bound"], dash="dot", width=1))
     fit_log_range(fig, *shown, [allowed], *([[floor / 10]] if below else []))

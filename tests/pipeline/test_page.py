@@ -3,7 +3,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from tests import pagetest
 from tests.pagetest import charts, metric, trace

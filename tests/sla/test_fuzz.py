@@ -28,7 +28,6 @@ def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
     name, service, mean_s = service
     lam = at_load(rho, n * mu)
     unstable = lam >= n * mu
-    c = d1 + d2 + delta
     args = dict(lam=lam, mu=mu, n=n, d1=d1, d2=d2, delta=delta)
     w = sla.waiting_percentile(p, **args, p_retry_busy=q)
     assert_inf_iff(w, unstable | ((q == 1) & ~unstable & (lam > 0)

@@ -2,7 +2,6 @@
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from tests import pagetest
 from tests.pagetest import charts, metric, trace
