@@ -188,6 +188,18 @@ def format_number(value: float, digits: int = 4) -> str:
     return "0" if text in ("-0", "−0") else text
 
 
+def format_percent(fraction: float, digits: int = 2, signed: bool = False) -> str:
+    """A fraction as a percentage with ``digits`` decimals (``signed``: with its sign); a
+    value that rounds to zero reads "0 %" (exactly zero) or "< 0.01 %" (the smallest step
+    shown), never "-0.00 %"."""
+    value = 100.0 * float(fraction)
+    if value != value:
+        return "n/a"
+    if abs(value) < 0.5 * 10.0 ** -digits:
+        return "0 %" if value == 0 else f"< {10.0 ** -digits:.{digits}f} %"
+    return f"{value:{'+' if signed else ''}.{digits}f} %"
+
+
 def plain(value) -> str:
     """A parameter value as plain text: numbers by magnitude, sequences joined with
     commas, mappings as "key: value", never a Python repr."""

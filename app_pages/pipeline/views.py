@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine import pipeline as pl
-from ui.export import operating_marker
+from ui.export import format_percent, operating_marker
 from ui.memo import memo
 
 from . import data
@@ -58,17 +58,6 @@ def fmt_rate(per_ms: float) -> str:
     return f"{x:,.0f} jobs/s" if x >= 100 else f"{x:.3g} jobs/s"
 
 
-def fmt_pct(fraction: float, digits: int = 2, signed: bool = False) -> str:
-    """A fraction as a percentage with ``digits`` decimals; a value that rounds to zero
-    reads "0 %" (exactly zero) or "< 0.01 %" (the smallest step shown), never "-0.00 %"."""
-    value = 100.0 * float(fraction)
-    if value != value:
-        return "n/a"
-    if abs(value) < 0.5 * 10.0 ** -digits:
-        return "0 %" if value == 0 else f"< {10.0 ** -digits:.{digits}f} %"
-    return f"{value:{'+' if signed else ''}.{digits}f} %"
-
-
 def _room(row: pl.StageRow) -> str:
     if row.room == float("inf"):
         return "1 server, unlimited queue"
@@ -84,9 +73,9 @@ def stage_boxes(rows: tuple[pl.StageRow, ...]) -> list[dict]:
         return f"jobs here {here}" + ("" if row.room == float("inf") else f" of {row.room:.0f}")
     return [dict(name=row.stage, kind=_room(row),
                  lines=[f"alone: {row.rate_alone_per_s:,.0f} jobs/s",
-                        f"utilisation {fmt_pct(row.utilisation, 1)}",
+                        f"utilisation {format_percent(row.utilisation, 1)}",
                         jobs(row) if row.blocked != row.blocked
-                        else f"held up by next stage {fmt_pct(row.blocked, 1)}",
+                        else f"held up by next stage {format_percent(row.blocked, 1)}",
                         "" if row.blocked != row.blocked else jobs(row)])
             for row in rows]
 
@@ -124,16 +113,16 @@ def answer_rows(cap: float, op: pl.OperatingPoint, w_exact: float, w_naive: floa
     inf = float("inf")
     rows = [
         ("Max sustainable rate", fmt_rate(cap)),
-        ("Lost to blocking", f"{fmt_pct(-op.gain_over_slowest, 1)} below the slowest stage"),
+        ("Lost to blocking", f"{format_percent(-op.gain_over_slowest, 1)} below the slowest stage"),
         ("Bottleneck stage", pl.STAGES[op.slowest]),
         ("Mean latency (with blocking)", f"{w_exact:.4g} ms" if op.stable else "∞ (unstable)"),
         ("Mean latency (naive: no blocking)", "∞ (unstable)" if not w_naive < inf else
-         f"{w_naive:.4g} ms" + (f" ({fmt_pct(w_naive / w_exact - 1, 1, signed=True)} off)"
+         f"{w_naive:.4g} ms" + (f" ({format_percent(w_naive / w_exact - 1, 1, signed=True)} off)"
                                 if op.stable else "")),
-        ("Host held up by full GPU memory", f"{fmt_pct(op.blocked[0], 1)} of the time"),
+        ("Host held up by full GPU memory", f"{format_percent(op.blocked[0], 1)} of the time"),
     ]
     return rows + [(f"Capacity with {WHAT_IF[name]}", "too large to solve" if c_new is None
-                    else f"{fmt_rate(c_new)} ({fmt_pct(c_new / cap - 1, signed=True)})")
+                    else f"{fmt_rate(c_new)} ({format_percent(c_new / cap - 1, signed=True)})")
                    for name, c_new in what_if.items()]
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from engine.token_limit import percent_change
 from app_pages.token_limit import views
 from app_pages.token_limit.inputs import Point
+from ui.export import format_percent
 
 UNSTABLE = "∞ (unstable)"
 METHODS = {"exact": "exact M/G/1+D", "interpolation": "De Kok-Tijms interpolation"}
@@ -24,7 +25,8 @@ TITLES = {      # chart name (CSV file, widget key) → the report's heading
 
 
 def pct(x) -> str:
-    return f"{100 * x:.1f} %"
+    """A share with one decimal (the kit's rule: never "-0.0 %")."""
+    return format_percent(x, 1)
 
 
 def rows(p, free, patience: float) -> list:

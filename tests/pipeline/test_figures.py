@@ -71,7 +71,7 @@ def test_sensitivity_figure_marks_the_current_value():
 
 
 def test_percentages_never_read_negative_zero():
-    from app_pages.pipeline.views import fmt_pct
+    from ui.export import format_percent as fmt_pct
     assert fmt_pct(0.0) == fmt_pct(-0.0) == fmt_pct(0.0, signed=True) == "0 %"
     assert fmt_pct(-1e-7, signed=True) == fmt_pct(4e-5) == "< 0.01 %"
     assert fmt_pct(-0.0004, 1, signed=True) == "< 0.1 %"
