@@ -10,6 +10,8 @@ Times in any one unit (the presets use ms, so λ is per ms).
 * ``curves``      everything over a load grid, for plots and reports
 * ``answers``     SLA answers, the operating point, cost, simulated sweeps, Triton delays
 * ``sim``         the discrete-event simulator (greedy and Triton-style batchers)
+* ``closed_loop`` N clients in a loop (perf_analyzer's fixed concurrency), several copies
+* ``closed_sim``  the closed-loop simulator
 
 The model, its derivations and the paper's errata: docs/models/batching.md.
 
@@ -21,6 +23,8 @@ True
 """
 from . import exact
 from . import exact as batch_chain  # the old name: engine.batching.batch_chain
+from .closed_loop import ClosedLoop, closed_loop
+from .closed_sim import ClosedLoopSimResult, simulate_closed_loop
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
                       busy_split, cost_per_million, max_rate_for_mean_latency, max_rate_for_p99,
                       merge_delay_sweeps, operating_point_at, rate_seed, simulate_rate,
@@ -50,4 +54,5 @@ __all__ = [
     "simulate_rates", "sweep_from_results", "sweep_queue_delay", "merge_delay_sweeps",
     "busy_split", "cost_per_million", "operating_point_at", "Validation", "validation",
     "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
+    "ClosedLoop", "closed_loop", "ClosedLoopSimResult", "simulate_closed_loop",
 ]

@@ -188,3 +188,16 @@ PIPE_K = Domain("K", "jobs", low=1.0, integer=True, typical=(1, 16),
                 description="jobs the GPU global-memory stage holds, the one in service included")
 PIPE_C = Domain("c", "servers", low=1.0, integer=True, typical=(1, 128),
                 description="number of compute units (servers without buffer)")
+# Closed loop (fixed concurrency, what perf_analyzer drives): engine/batching/closed_loop.py
+N_CLIENTS = Domain("n_clients", "clients", low=1.0, high=4096.0, integer=True,
+                   typical=(1, 256),
+                   description="concurrency N: clients that each send a request when the last returns")
+THINK_TIME = Domain("think_time", "time", low=0.0, typical=(0.0, 10.0),
+                    description="mean time a client spends outside the server between a reply "
+                                "and its next request (client and network: a delay)")
+INSTANCES = Domain("instances", "copies", low=1.0, high=1024.0, integer=True, typical=(1, 8),
+                   description="copies of the batching server sharing one queue (Triton instances)")
+N_BATCHES = Domain("n_batches", "batches", low=1.0, integer=True, typical=(1_000, 100_000),
+                   description="number of simulated batches counted")
+WARMUP_BATCHES = Domain("warmup", "batches", low=0.0, integer=True, typical=(0, 10_000),
+                        description="batches left out of the statistics at the start of a run")

@@ -473,6 +473,85 @@ def test_batching_operating_point_at(alpha, tau0, b_max, rho, energy, gpu, kwh, 
                   p["lam"], p["alpha"], p["tau0"], p["b_max"])
 
 
+# ============================================================ engine.batching: closed loop
+
+import importlib  # noqa: E402
+
+from engine.batching import closed_sim as b_closed_sim  # noqa: E402
+from engine.core.domains import (INSTANCES, N_BATCHES, N_CLIENTS, THINK_TIME,  # noqa: E402
+                                 WARMUP_BATCHES)
+
+# The package's ``closed_loop`` is the function; the module is reached by its path.
+b_closed = importlib.import_module("engine.batching.closed_loop")
+CLOSED_DOMAINS = {"n_clients": N_CLIENTS, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX,
+                  "think_time": THINK_TIME, "instances": INSTANCES}
+
+
+def check_closed_loop(r, n, alpha, tau0, b_max, theta, c):
+    """Finite, Little's law n = X(W + θ), W ≥ τ[1], X ≤ min(N/(τ[1] + θ), c·B/τ[B]) with
+    B = min(N, b_max), 1 ≤ E[b] ≤ B, utilisation in [0, 1] (all up to rounding)."""
+    assert_no_nan(r)
+    x, w = arr(r.throughput), arr(r.mean_latency)
+    assert np.all(np.isfinite(x) & (x > 0) & np.isfinite(w))
+    assert close(n, x * (w + theta), 1e-9)
+    tau1 = alpha + tau0
+    assert np.all(w >= tau1 * (1 - 1e-9))
+    big = np.minimum(n, np.inf if b_max is None else b_max)
+    assert np.all(x <= n / (tau1 + theta) * (1 + 1e-9))
+    assert np.all(x <= c * big / (alpha * big + tau0) * (1 + 1e-9))
+    eb = arr(r.mean_batch_size)
+    assert np.all((eb >= 1 - 1e-9) & (eb <= big * (1 + 1e-9)))
+    assert np.all((arr(r.utilization) >= 0) & (arr(r.utilization) <= 1 + 1e-9))
+
+
+@FUZZ_VECTOR
+@given(sweep(valid(N_CLIENTS, high=300)), valid(ALPHA), valid(TAU0), b_maxes(),
+       st.one_of(st.just(0.0), valid(THINK_TIME)), valid(INSTANCES, high=8), st.data())
+def test_closed_loop(n, alpha, tau0, b_max, theta, instances, data):
+    """closed_loop over every method (cycle, chain, alone, flow-equivalent server)."""
+    n = arr(n)
+    r = b_closed.closed_loop(n, alpha, tau0, b_max, theta, instances)
+    bound = None if b_max is None else float(b_max)
+    check_closed_loop(r, n, alpha, tau0, bound, theta, instances)
+    assert r.method.shape == n.shape
+    tally(b_closed.closed_loop, POINTS)
+    params = dict(n_clients=n, alpha=alpha, tau0=tau0, b_max=b_max, think_time=theta,
+                  instances=instances)
+    p, bad = corrupt(data, params, CLOSED_DOMAINS)
+    rejects((b_closed.closed_loop,), p, bad)
+
+
+CLOSED_SIM_DOMAINS = {**CLOSED_DOMAINS, "n_batches": N_BATCHES, "warmup": WARMUP_BATCHES}
+
+
+# One short run an example (~5 ms).
+@fuzz(1000)
+@given(valid(N_CLIENTS, high=64), valid(ALPHA, low=1e-4, high=100.0), valid(TAU0, high=100.0),
+       st.one_of(st.none(), st.integers(1, 16)), st.one_of(st.just(0.0), valid(THINK_TIME)),
+       st.integers(1, 4), st.integers(1, 300), st.one_of(st.none(), st.integers(0, 50)),
+       st.sampled_from(b_closed_sim.THINK_LAWS), st.integers(0, 2 ** 32), st.data())
+def test_simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches, warmup,
+                              think, seed, data):
+    """simulate_closed_loop: a finite summary, latencies at least τ[1], throughput within
+    the model's bounds up to the run's edges; bad arguments name themselves."""
+    kw = dict(n_clients=n, alpha=alpha, tau0=tau0, b_max=b_max, think_time=theta,
+              instances=instances, n_batches=n_batches, warmup=warmup)
+    r = b_closed_sim.simulate_closed_loop(**kw, think=think, rng=np.random.default_rng(seed))
+    assert_no_nan(r)
+    tau1 = alpha + tau0
+    horizon = (n_batches + (warmup or 0) + 1) * (alpha * n + tau0 + theta) * 50
+    rounding = 1e-12 * horizon
+    assert r.mean_latency >= tau1 * (1 - 1e-9) - rounding and r.p50 <= r.p95 <= r.p99
+    assert r.mean_wait >= -rounding and r.n_batches >= n_batches
+    assert 1 <= r.mean_batch_size <= min(n, b_max or n)
+    assert 0 <= r.utilization <= 1 + 1e-9 + rounding / tau1
+    assert 0 < r.throughput and r.n_requests >= r.n_batches
+    tally(b_closed_sim.simulate_closed_loop)
+    p, bad = corrupt(data, kw, CLOSED_SIM_DOMAINS)
+    rejects((b_closed_sim.simulate_closed_loop,), p, bad, rng=0)
+    raises_naming("think", b_closed_sim.simulate_closed_loop, n, alpha, tau0, think="gamma")
+
+
 # ============================================================ every public function has a case
 
 from tests.sla import test_fuzz as sla_fuzz  # a module: its tests are not collected twice
@@ -526,6 +605,11 @@ FUZZED = {
         "OperatingPoint": (test_batching_operating_point_at, "operating_point_at"),
         "validation": test_batching_validation,
         "Validation": (test_batching_validation, "validation")},
+    b_closed: {
+        "closed_loop": test_closed_loop, "ClosedLoop": (test_closed_loop, "closed_loop")},
+    b_closed_sim: {
+        "simulate_closed_loop": test_simulate_closed_loop,
+        "ClosedLoopSimResult": (test_simulate_closed_loop, "simulate_closed_loop")},
     b_sim: {
         "simulate_batching": test_simulate_batching, "simulate_records": test_simulate_batching,
         "summarize": test_simulate_batching,

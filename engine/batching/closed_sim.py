@@ -1,0 +1,253 @@
+"""Discrete-event simulator of the closed loop perf_analyzer drives (fixed concurrency).
+
+``n_clients`` clients each send a request, wait for its reply, spend a think time
+outside the server (exponential with mean ``think_time``, or exactly ``think_time``)
+and send the next one.  Requests join one FIFO queue shared by ``instances`` copies
+of the batching server; a free copy takes every waiting request (at most ``b_max``)
+as one batch of deterministic time τ[b] = αb + τ0.  All clients send their first
+request at time 0.  The model it checks: ``closed_loop``; the derivations:
+docs/models/batching.md, "Closed loop".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.domains import (ALPHA, INSTANCES, N_BATCHES, N_CLIENTS, TAU0, THINK_TIME,
+                            WARMUP_BATCHES, check_b_max)
+from ..core.jit import compiled
+from ..core.stats import N_GROUPS, ci95_half_width, percentiles
+
+THINK_LAWS = ("exponential", "deterministic")
+
+# Slots of the float state: time, busy copy-time counted, start of the counted span.
+_T, _BUSY, _T_START = range(3)
+# Slots of the integer state: heap size, queue head, queue length, batches done, batches
+# counted, requests recorded, random numbers used, busy copies.
+_HEAP, _HEAD, _QLEN, _DONE_B, _COUNT_B, _N_REC, _POS, _N_BUSY = range(8)
+# Why the event loop returned.
+_DONE, _NEED_RANDOM, _NEED_SPACE = 0, 1, 2
+
+
+def _event_loop(tau, b_max, think, exponential, n_batches, warmup, fs, ks, heap_t, heap_c,
+                ring, arrived, until, size, members, draws, latency, wait, finish):
+    """Run the closed loop from the state in ``fs``/``ks`` (slots above) until
+    ``n_batches`` batches after the warm-up have completed (``_DONE``), the standard
+    exponential ``draws`` may run out (``_NEED_RANDOM``) or the per-request
+    records ``latency``/``wait``/``finish`` may fill (``_NEED_SPACE``).
+
+    Every event at one time (completions, then returns, a zero think time
+    included) is applied before free copies, in index order, take batches.  The
+    warm-up ends at the ``warmup``-th completion; batches ending at that same
+    instant belong to it.
+    Returning clients wait in a binary heap keyed by return time.
+    """
+    n = ring.size
+    copies = until.size
+    t = fs[_T]
+    while True:
+        # Free copies take the waiting requests, oldest first, b_max at most.
+        for j in range(copies):
+            if size[j] == 0 and ks[_QLEN] > 0:
+                b = min(ks[_QLEN], b_max)
+                for m in range(b):
+                    members[j, m] = ring[(ks[_HEAD] + m) % n]
+                ks[_HEAD] = (ks[_HEAD] + b) % n
+                ks[_QLEN] -= b
+                size[j] = b
+                until[j] = t + tau[b - 1]
+                ks[_N_BUSY] += 1
+        if exponential and ks[_POS] + copies * members.shape[1] > draws.size:
+            fs[_T] = t
+            return _NEED_RANDOM
+        if ks[_N_REC] + copies * members.shape[1] > latency.size:
+            fs[_T] = t
+            return _NEED_SPACE
+        t_next = np.inf
+        for j in range(copies):
+            if size[j] > 0 and until[j] < t_next:
+                t_next = until[j]
+        if ks[_HEAP] > 0 and heap_t[0] < t_next:
+            t_next = heap_t[0]
+        if ks[_DONE_B] >= warmup:
+            fs[_BUSY] += ks[_N_BUSY] * (t_next - t)
+        t = t_next
+        for j in range(copies):
+            if size[j] == 0 or until[j] > t:
+                continue
+            counted = ks[_DONE_B] >= warmup and (warmup == 0 or t > fs[_T_START])
+            for m in range(size[j]):
+                c = members[j, m]
+                if counted:
+                    latency[ks[_N_REC]] = t - arrived[c]
+                    wait[ks[_N_REC]] = t - tau[size[j] - 1] - arrived[c]
+                    finish[ks[_N_REC]] = t
+                    ks[_N_REC] += 1
+                d = think
+                if exponential:
+                    d = draws[ks[_POS]] * think
+                    ks[_POS] += 1
+                if d == 0.0:                        # straight back into the queue
+                    arrived[c] = t
+                    ring[(ks[_HEAD] + ks[_QLEN]) % n] = c
+                    ks[_QLEN] += 1
+                    continue
+                k = ks[_HEAP]                       # heap push (sift up)
+                ks[_HEAP] += 1
+                while k > 0 and heap_t[(k - 1) // 2] > t + d:
+                    heap_t[k] = heap_t[(k - 1) // 2]
+                    heap_c[k] = heap_c[(k - 1) // 2]
+                    k = (k - 1) // 2
+                heap_t[k] = t + d
+                heap_c[k] = c
+            size[j] = 0
+            ks[_N_BUSY] -= 1
+            ks[_DONE_B] += 1
+            ks[_COUNT_B] += counted
+            if ks[_DONE_B] == warmup:
+                fs[_T_START] = t
+        while ks[_HEAP] > 0 and heap_t[0] <= t:     # heap pop (sift down)
+            c = heap_c[0]
+            arrived[c] = heap_t[0]
+            ring[(ks[_HEAD] + ks[_QLEN]) % n] = c
+            ks[_QLEN] += 1
+            ks[_HEAP] -= 1
+            last_t, last_c = heap_t[ks[_HEAP]], heap_c[ks[_HEAP]]
+            k = 0
+            while True:
+                child = 2 * k + 1
+                if child >= ks[_HEAP]:
+                    break
+                if child + 1 < ks[_HEAP] and heap_t[child + 1] < heap_t[child]:
+                    child += 1
+                if heap_t[child] >= last_t:
+                    break
+                heap_t[k] = heap_t[child]
+                heap_c[k] = heap_c[child]
+                k = child
+            heap_t[k] = last_t
+            heap_c[k] = last_c
+        if ks[_COUNT_B] >= n_batches:
+            fs[_T] = t
+            return _DONE
+
+
+_event_loop_fast = compiled(_event_loop)
+
+
+@dataclass(frozen=True)
+class ClosedLoopSimResult:
+    """Summary of one closed-loop run after the warm-up; times in the unit of α.
+
+    ``throughput``: requests completed per time unit over the counted span (from the
+    last warm-up batch's completion to the last counted one); ``mean_latency``: from a
+    request's arrival at the queue to its batch's completion (think time excluded);
+    ``ci95*``: half-widths of 95 % confidence intervals from batch means of
+    consecutive requests (``engine.core.stats``), the throughput's by the delta
+    method from the mean time between completions.
+    """
+
+    throughput: float
+    ci95_throughput: float
+    mean_latency: float
+    ci95: float
+    p50: float
+    p95: float
+    p99: float
+    mean_wait: float             # from arrival at the queue to the batch's start
+    ci95_wait: float
+    mean_batch_size: float
+    utilization: float           # mean busy copies / instances
+    n_requests: int              # requests counted
+    n_batches: int               # batches counted (≥ the n_batches asked for)
+    ci_reliable: bool = True     # False: batch means stayed correlated (run too short)
+
+
+def _scalar_int(domain, value, name):
+    arr = domain.check(value, name)
+    if arr.ndim:
+        raise ValueError(f"{name} must be a single value to simulate")
+    return int(arr)
+
+
+def simulate_closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1, *,
+                         n_batches=20_000, warmup=None, think="exponential",
+                         rng=None) -> ClosedLoopSimResult:
+    """Simulate the closed loop (all clients send at time 0) until ``n_batches`` batches
+    have completed after the warm-up (more when the last completions coincide).
+
+    ``n_clients`` N, ``alpha``/``tau0`` (τ[b] = αb + τ0), ``b_max`` (None: unlimited),
+    ``think_time`` (mean time a client spends outside the server between a reply and its
+    next request, ``think`` = "exponential" or "deterministic"), ``instances`` (copies
+    sharing the queue): scalars.  ``warmup`` batches (default n_batches // 10) are left
+    out of every statistic.  ``rng``: a ``numpy.random.Generator`` (or a seed for
+    ``numpy.random.default_rng``).
+    """
+    n = _scalar_int(N_CLIENTS, n_clients, "n_clients")
+    a = ALPHA.check(alpha)
+    t0 = TAU0.check(tau0)
+    theta = THINK_TIME.check(think_time)
+    if a.ndim or t0.ndim or theta.ndim:
+        raise ValueError("alpha, tau0 and think_time must be single values to simulate")
+    b = check_b_max(b_max)
+    if b.ndim:
+        raise ValueError("b_max must be a single value to simulate")
+    copies = _scalar_int(INSTANCES, instances, "instances")
+    count = _scalar_int(N_BATCHES, n_batches, "n_batches")
+    warm = count // 10 if warmup is None else _scalar_int(WARMUP_BATCHES, warmup, "warmup")
+    if think not in THINK_LAWS:
+        raise ValueError(f"think must be one of {THINK_LAWS}, got {think!r}")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    cap = int(min(n, b))
+    tau = float(a) * np.arange(1, cap + 1) + float(t0)
+    exponential = think == "exponential" and float(theta) > 0.0
+    fs, ks = np.zeros(3), np.zeros(8, dtype=np.int64)
+    ring = np.arange(n, dtype=np.int64)
+    ks[_QLEN] = n                                   # every client sends at time 0
+    arrived = np.zeros(n)
+    heap_t, heap_c = np.empty(n), np.empty(n, dtype=np.int64)
+    until, size = np.zeros(copies), np.zeros(copies, dtype=np.int64)
+    members = np.zeros((copies, cap), dtype=np.int64)
+    chunk = max(1 << 14, 4 * copies * cap)
+    draws = rng.standard_exponential(chunk) if exponential else np.empty(0)
+    room = max(1 << 12, min(count * cap, 1 << 20) + copies * cap)
+    latency, wait, finish = np.empty(room), np.empty(room), np.empty(room)
+    while True:
+        status = _event_loop_fast(tau, cap, float(theta), exponential, count, warm, fs, ks,
+                                  heap_t, heap_c, ring, arrived, until, size, members, draws,
+                                  latency, wait, finish)
+        if status == _DONE:
+            break
+        if status == _NEED_RANDOM:
+            draws = np.concatenate([draws[ks[_POS]:], rng.standard_exponential(chunk)])
+            ks[_POS] = 0
+        else:
+            latency, wait, finish = (np.concatenate([x, np.empty(x.size)])
+                                     for x in (latency, wait, finish))
+    done = ks[_N_REC]
+    return _summary(latency[:done], wait[:done], finish[:done], fs, int(ks[_COUNT_B]), copies)
+
+
+def _summary(latency, wait, finish, fs, count, copies) -> ClosedLoopSimResult:
+    counted = latency.size
+    span = finish[-1] - fs[_T_START]
+    throughput = counted / span if span > 0 else np.inf
+    edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
+    ok = counted >= N_GROUPS
+    if ok:
+        ci, reliable = ci95_half_width(np.add.reduceat(latency, edges[:-1]), counted)
+        ci_wait, _ = ci95_half_width(np.add.reduceat(wait, edges[:-1]), counted)
+        gaps = np.diff(np.concatenate([[fs[_T_START]], finish]))
+        ci_gap, _ = ci95_half_width(np.add.reduceat(gaps, edges[:-1]), counted)
+        ci_x = throughput * throughput * ci_gap if np.isfinite(throughput) else np.inf
+    else:
+        ci, ci_wait, reliable, ci_x = np.inf, np.inf, False, np.inf
+    p50, p95, p99 = percentiles(latency.copy())
+    return ClosedLoopSimResult(
+        throughput=float(throughput), ci95_throughput=float(ci_x),
+        mean_latency=float(latency.mean()), ci95=float(ci), p50=float(p50), p95=float(p95),
+        p99=float(p99), mean_wait=float(wait.mean()), ci95_wait=float(ci_wait),
+        mean_batch_size=counted / count,
+        utilization=float(fs[_BUSY] / (copies * span)) if span > 0 else 1.0,
+        n_requests=int(counted), n_batches=int(count), ci_reliable=bool(reliable))
