@@ -12,6 +12,7 @@ stays cheap):
 * ``engine.pipeline``     CPU → GPU memory → compute units tandem with blocking (May & Voigt 2010)
 * ``engine.sla``          replicas for percentile-latency SLAs (Swayam)
 * ``engine.fit``          least-squares fits of measured profiles
+* ``engine.measured``     readers of real tools' measurement files (Triton, vLLM, traces)
 * ``engine.presets``      hardware and workload presets, validated on load
 
 Earlier module names still import and re-export the same public names:
@@ -23,7 +24,8 @@ The engine never imports Streamlit.  Derivations and errata: ``docs/models/``.
 """
 import importlib
 
-__all__ = ["core", "batching", "token_limit", "llm_batching", "pipeline", "sla", "fit", "presets",
+__all__ = ["core", "batching", "token_limit", "llm_batching", "pipeline", "sla", "fit", "measured",
+           "presets",
            "sim", "batch_chain", "batching_curves", "operating_point", "mg1_patience",
            "llm_batching_sim", "pipeline_sim", "dispatch_sim", "token_laws", "params"]
 
