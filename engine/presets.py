@@ -14,6 +14,12 @@ A batch-profile preset is one TOML file per device in ``presets/gpu_batching/``
 A bad file raises ``ValueError`` naming the file and the field: unknown keys,
 missing fields, non-numeric, non-positive or non-finite values, fewer than two
 rows, columns of different lengths, batch sizes not strictly increasing.
+
+Besides the papers' tables, the folders hold presets measured by others on real
+GPUs and servers (DeepLearningExamples, Splitwise, the Azure LLM trace), each file
+citing its source and its fitted values; ``docs/models/measured_presets.md`` derives
+them.  ``token_law_presets`` reads ``presets/token_laws/``: token-count histograms of
+request traces, each rebuilt into an ``EmpiricalTokens`` law.
 """
 from __future__ import annotations
 
@@ -23,7 +29,9 @@ import tomllib
 
 import numpy as np
 
+from .core.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
 from .fit import BatchProfileFit, fit_batch_profile
+from .measured import MeasuredBatchProfile, MeasuredConcurrencySweep
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 BATCH_PROFILE_DIR = PRESET_DIR / "gpu_batching"
@@ -248,6 +256,101 @@ def llm_batch_time_presets(directory=LLM_BATCH_TIME_DIR) -> dict[str, LLMBatchTi
     return _load_all(directory, load_llm_batch_time)
 
 
+# ---------------------------------------------------------------- token laws of request traces
+# presets/token_laws/*.toml: a histogram of one trace's token counts (a summary, not the
+# per-request data), rebuilt into the law of a request's count::
+#
+#     id = "azure_2023_code_output"
+#     name = "..."
+#     source = "..."
+#     kind = "output"                  # "output" (generated tokens) or "prompt"
+#     [bins]
+#     first_tokens = [6, 7, ...]       # smallest count of each bin
+#     last_tokens = [6, 7, ...]        # largest count of each bin
+#     tokens = [6, 7, ...]             # the count that stands for the bin (first..last)
+#     requests = [729, 626, ...]       # requests in the bin
+
+TOKEN_LAW_DIR = PRESET_DIR / "token_laws"
+TOKEN_LAW_KINDS = ("output", "prompt")
+_TOKEN_LAW_TOP = {"id": str, "name": str, "source": str, "kind": str, "bins": dict}
+_TOKEN_LAW_BINS = ("first_tokens", "last_tokens", "tokens", "requests")
+
+
+@dataclass(frozen=True)
+class TokenLawPreset:
+    """Token counts of a request trace as a histogram: bin ``i`` holds ``requests[i]``
+    requests with counts in ``first_tokens[i]..last_tokens[i]``, standing for
+    ``tokens[i]`` (whole token counts, increasing bins)."""
+
+    id: str
+    name: str
+    source: str
+    kind: str                      # "output" (generated tokens) or "prompt"
+    first_tokens: np.ndarray
+    last_tokens: np.ndarray
+    tokens: np.ndarray
+    requests: np.ndarray
+
+    @property
+    def n_requests(self) -> int:
+        """Requests the histogram summarises."""
+        return int(self.requests.sum())
+
+    def law(self) -> EmpiricalTokens:
+        """The law of a request's token count: ``tokens[i]`` with probability
+        ``requests[i] / n_requests`` (``engine.core.token_laws.EmpiricalTokens``)."""
+        n = self.n_requests
+        return EmpiricalTokens(self.tokens.copy(), self.requests / n, n)
+
+
+def load_token_law_preset(path) -> TokenLawPreset:
+    """Load and validate one token-law TOML file (``ValueError`` naming file and field):
+    the four ``[bins]`` columns whole, positive and of one length (at least 2 bins), each
+    ``tokens`` within its bin, the bins increasing without overlap, counts at most
+    ``MAX_TOKEN_GRID``."""
+    path = Path(path)
+    data = _read_toml(path)
+    where = path.name
+    _check_keys(data, _TOKEN_LAW_TOP, _TOKEN_LAW_TOP, where)
+    for key, kind in _TOKEN_LAW_TOP.items():
+        if not isinstance(data[key], kind) or (kind is str and not data[key]):
+            raise ValueError(f"{where}: field {key!r} must be a "
+                             f"{'non-empty string' if kind is str else 'table'}")
+    if data["kind"] not in TOKEN_LAW_KINDS:
+        raise ValueError(f"{where}: field 'kind' must be 'output' or 'prompt', "
+                         f"got {data['kind']!r}")
+    bins = data["bins"]
+    _check_keys(bins, _TOKEN_LAW_BINS, _TOKEN_LAW_BINS, f"{where} [bins]")
+    cols = {k: _column(bins[k], f"{where} [bins].{k}") for k in _TOKEN_LAW_BINS}
+    n = cols["tokens"].size
+    for key, arr in cols.items():
+        if arr.size != n:
+            raise ValueError(f"{where} [bins].{key}: {arr.size} rows, tokens has {n}")
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{where} [bins].{key}: must be whole numbers")
+    first, last, tokens = cols["first_tokens"], cols["last_tokens"], cols["tokens"]
+    if np.any(last > MAX_TOKEN_GRID):
+        raise ValueError(f"{where} [bins].last_tokens: at most {MAX_TOKEN_GRID} tokens")
+    if np.any(last < first):
+        raise ValueError(f"{where} [bins].last_tokens: must be at least first_tokens")
+    if np.any(first[1:] <= last[:-1]):
+        raise ValueError(f"{where} [bins].first_tokens: the bins must be increasing, "
+                         f"each starting after the previous one's last_tokens")
+    outside = (tokens < first) | (tokens > last)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{where} [bins].tokens: row {i + 1} ({tokens[i]:g}) lies outside "
+                         f"its bin {first[i]:g}..{last[i]:g}")
+    return TokenLawPreset(id=data["id"], name=data["name"], source=data["source"],
+                          kind=data["kind"], first_tokens=first, last_tokens=last,
+                          tokens=tokens, requests=cols["requests"])
+
+
+def token_law_presets(directory=TOKEN_LAW_DIR) -> dict[str, TokenLawPreset]:
+    """All token-law presets in ``directory`` (one TOML file each), keyed by id."""
+    return _load_all(directory, load_token_law_preset)
+
+
 # ---------------------------------------------------------------- CPU-GPU pipeline presets
 # presets/gpu_specs/*.toml (one GPU each, vendor datasheet values) and
 # presets/pipeline_workloads/*.toml; turned into rates by engine.pipeline.rates_from_specs.
@@ -352,3 +455,139 @@ def gpu_specs(directory=GPU_SPEC_DIR) -> dict[str, GpuSpec]:
 def pipeline_workloads(directory=PIPELINE_WORKLOAD_DIR) -> dict[str, PipelineWorkload]:
     """All pipeline workload presets in ``directory`` (one TOML file each), keyed by id."""
     return _load_all(directory, load_pipeline_workload)
+
+
+# ---------------------------------------------------------------- offline/online pairs
+# presets/online_pairs/*.toml: one server deployment measured twice (model vs measurement,
+# ``engine.measured.online``), only the columns the comparison uses, as published::
+#
+#     id = "dle_triton_resnet50_t4"
+#     name = "..."
+#     source = "..."                          # repository, path, commit, tables
+#     [offline]                               # static batches, concurrency 1, one instance
+#     label = "NVIDIA T4 · ... · 1 instance"
+#     client_batch_size = [1, 2, 4, ...]      # b, inputs per request
+#     inferences_per_second = [332.4, ...]
+#     avg_latency_ms = [3.003, ...]
+#     [online]                                # closed loop, one input per request
+#     label = "NVIDIA T4 · ... · 2 instances"
+#     model_instances = 2
+#     max_batch_size = 128                    # the dynamic batcher's limit
+#     concurrent_client_requests = [16, ...]  # N
+#     inferences_per_second = [1078.4, ...]
+#     avg_latency_ms = [14.821, ...]
+#     p99_latency_ms = [16.597, ...]          # optional
+
+ONLINE_PAIR_DIR = PRESET_DIR / "online_pairs"
+PAIR_SOURCE_FORMAT = "preset"      # source_format of the pair's measured results
+_PAIR_TOP = {"id": str, "name": str, "source": str, "offline": dict, "online": dict}
+_PAIR_OFFLINE = ("label", "client_batch_size", "inferences_per_second", "avg_latency_ms")
+_PAIR_ONLINE = ("label", "model_instances", "max_batch_size", "concurrent_client_requests",
+                "inferences_per_second", "avg_latency_ms", "p99_latency_ms")
+_PAIR_ONLINE_REQUIRED = _PAIR_ONLINE[:-1]
+
+
+@dataclass(frozen=True)
+class OnlinePair:
+    """One deployment's offline batch sweep and online concurrency sweep, as the readers of
+    ``engine.measured`` would return them (``source_format`` "preset").
+
+    ``profile``: τ[b] = 1000·b / inferences_per_second (ms) by client batch b;
+    ``sweep``: throughput (requests/s), mean and p99 latency (ms) by concurrency N, with
+    the server's model instances and max batch size; ``offline_latency_ms``: the offline
+    table's average latency (ms) at each b, for reference (≈ τ[b] at concurrency 1).
+    """
+
+    id: str
+    name: str
+    source: str
+    profile: MeasuredBatchProfile
+    sweep: MeasuredConcurrencySweep
+    offline_latency_ms: np.ndarray
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr = np.array(arr, dtype=float)
+    arr.flags.writeable = False
+    return arr
+
+
+def _pair_section(data: dict, name: str, fields, required, where: str) -> dict:
+    """The ``[name]`` table: ``label`` a non-empty string, the rest positive finite numbers
+    (columns: lists of equal length, at least 2 rows)."""
+    section = data[name]
+    _check_keys(section, fields, required, f"{where} [{name}]")
+    label = section["label"]
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"{where} [{name}].label: must be a non-empty string")
+    out, length = {"label": label}, None
+    for key in fields[1:]:
+        if key not in section:
+            continue
+        field = f"{where} [{name}].{key}"
+        value = section[key]
+        if key in ("model_instances", "max_batch_size"):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{field}: must be a whole number ≥ 1, got {value!r}")
+            out[key] = value
+            continue
+        arr = _column(value, field)
+        if length is None:
+            length = (key, arr.size)
+        elif arr.size != length[1]:
+            raise ValueError(f"{field}: {arr.size} rows, {length[0]} has {length[1]}")
+        out[key] = arr
+    return out
+
+
+def _increasing_whole(arr: np.ndarray, field: str) -> None:
+    if np.any(arr != np.round(arr)):
+        raise ValueError(f"{field}: must be whole numbers")
+    if np.any(np.diff(arr) <= 0):
+        raise ValueError(f"{field}: must be strictly increasing")
+
+
+def load_online_pair(path) -> OnlinePair:
+    """Load and validate one offline/online pair TOML file (``presets/online_pairs/``):
+    ``ValueError`` naming the file and the field for unknown or missing fields, a
+    non-positive or non-finite number, columns of unequal length, batch sizes or
+    concurrencies not whole and strictly increasing."""
+    path = Path(path)
+    data = _read_toml(path)
+    where = path.name
+    _check_keys(data, _PAIR_TOP, _PAIR_TOP, where)
+    for key, kind in _PAIR_TOP.items():
+        if not isinstance(data[key], kind) or (kind is str and not data[key].strip()):
+            raise ValueError(f"{where}: field {key!r} must be a "
+                             f"{'non-empty string' if kind is str else 'table'}")
+    off = _pair_section(data, "offline", _PAIR_OFFLINE, _PAIR_OFFLINE, where)
+    on = _pair_section(data, "online", _PAIR_ONLINE, _PAIR_ONLINE_REQUIRED, where)
+    _increasing_whole(off["client_batch_size"], f"{where} [offline].client_batch_size")
+    _increasing_whole(on["concurrent_client_requests"],
+                      f"{where} [online].concurrent_client_requests")
+    b = off["client_batch_size"]
+    note = f"preset {data['id']}: {data['source']}"
+    profile = MeasuredBatchProfile(
+        batch_size=_frozen(b), batch_time_ms=_frozen(1000.0 * b / off["inferences_per_second"]),
+        power_w=None, p99_latency_ms=None, source_format=PAIR_SOURCE_FORMAT,
+        notes=("batch size = the client batch at concurrency 1 (static batching: one "
+               "request of b inputs at a time); τ[b] = 1000·b / inferences_per_second", note),
+        label=off["label"], tables=(off["label"],))
+    p99 = on.get("p99_latency_ms")
+    sweep = MeasuredConcurrencySweep(
+        concurrency=_frozen(on["concurrent_client_requests"]),
+        throughput_per_s=_frozen(on["inferences_per_second"]),
+        mean_latency_ms=_frozen(on["avg_latency_ms"]),
+        p99_latency_ms=None if p99 is None else _frozen(p99), breakdown_ms=None,
+        model_instances=on["model_instances"], max_batch_size=on["max_batch_size"],
+        client_batch_size=1, source_format=PAIR_SOURCE_FORMAT,
+        notes=("one input per request (client batch 1)", note), label=on["label"],
+        tables=(on["label"],))
+    return OnlinePair(id=data["id"], name=data["name"], source=data["source"],
+                      profile=profile, sweep=sweep,
+                      offline_latency_ms=_frozen(off["avg_latency_ms"]))
+
+
+def online_pairs(directory=ONLINE_PAIR_DIR) -> dict[str, OnlinePair]:
+    """All offline/online pair presets in ``directory`` (one TOML file each), keyed by id."""
+    return _load_all(directory, load_online_pair)

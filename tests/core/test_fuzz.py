@@ -374,3 +374,148 @@ FUZZED = {
         "binned_pmf": test_token_laws, "EmpiricalTokens": test_empirical_tokens,
         "empirical_from_csv": test_empirical_tokens},
 }
+
+
+# ============================================================ engine.presets: token-law histograms
+
+def _token_law_text(scale, gaps, kind):
+    """A valid token-law file: increasing bins from the drawn gaps (whole counts ≥ 1),
+    each ``tokens`` inside its bin, request counts growing with ``scale``."""
+    first = np.cumsum(np.asarray(gaps, dtype=int))
+    last = np.append(first[:-1] + (np.diff(first) - 1) // 2, first[-1])
+    tokens = (first + last) // 2
+    requests = [max(1, int(round(scale * (i + 1)))) for i in range(first.size)]
+    lines = ['id = "law"', 'name = "fuzz"', 'source = "generated"', f'kind = "{kind}"', "[bins]"]
+    lines += [f"{k} = {_toml_value([int(x) for x in v])}" for k, v in (
+        ("first_tokens", first), ("last_tokens", last), ("tokens", tokens),
+        ("requests", requests))]
+    return "\n".join(lines) + "\n"
+
+
+TOKEN_LAW_FIELDS = ["first_tokens", "last_tokens", "tokens", "requests", "kind"]
+
+
+@FUZZ_VECTOR
+@given(sweep(st.floats(1e-3, 1e3)), st.lists(st.integers(1, 5000), min_size=2, max_size=8),
+       st.sampled_from(presets.TOKEN_LAW_KINDS),
+       st.sampled_from([-1.0, 0.0, math.nan, math.inf, "text", True, 1.5, None]), st.data())
+def test_token_law_presets(tmp_path_factory, scales, gaps, kind, bad_value, data):
+    """load_token_law_preset and token_law_presets: ``PRESET_FILES`` valid files load (the
+    directory too) into a law without NaN whose mean and quantiles lie in the bins'
+    range; a file with one bad field raises ``ValueError`` naming the file and the field
+    (every drawn bad value is invalid for every field: bin columns are whole positive
+    numbers, ``kind`` is "output" or "prompt")."""
+    folder = tmp_path_factory.mktemp("token_laws")
+    for i, scale in enumerate(scales[:PRESET_FILES]):
+        path = folder / f"law{i}.toml"
+        path.write_text(_token_law_text(scale, gaps, kind).replace('id = "', f'id = "{i}'))
+        preset = presets.load_token_law_preset(path)
+        assert_no_nan(preset)
+        law = preset.law()
+        q = token_laws.token_quantile(law, np.array([0.0, 0.5, 0.99, 1.0]))
+        assert not np.isnan(q).any() and not np.isnan(law.mean())
+        assert preset.first_tokens[0] <= law.mean() <= preset.last_tokens[-1]
+        assert np.all((q >= preset.first_tokens[0]) & (q <= preset.last_tokens[-1]))
+        assert preset.n_requests == int(preset.requests.sum())
+    tally(presets.load_token_law_preset, PRESET_FILES)
+    assert len(presets.token_law_presets(folder)) == PRESET_FILES
+    tally(presets.token_law_presets)
+    field = data.draw(st.sampled_from(TOKEN_LAW_FIELDS), label="field")
+    text = _token_law_text(1.0, gaps, kind)
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{field} =")]
+    if bad_value is not None:
+        value = bad_value if field == "kind" else [bad_value] * len(gaps)
+        lines.insert(len(lines) if field != "kind" else 3, f"{field} = {_toml_value(value)}")
+    path = folder / "bad.toml"
+    path.write_text("\n".join(lines) + "\n")
+    raises_naming(field, presets.load_token_law_preset, path)
+    raises_naming("bad.toml", presets.load_token_law_preset, path)
+
+
+FUZZED[presets].update({
+    "load_token_law_preset": test_token_law_presets,
+    "token_law_presets": test_token_law_presets,
+    "TokenLawPreset": (test_token_law_presets, "load_token_law_preset")})
+
+
+# ============================================================ engine.presets: offline/online pairs
+
+def _pair_text(scale, gaps):
+    """A valid pair file: batch sizes and concurrencies increasing from the drawn gaps,
+    throughputs and latencies growing with ``scale``."""
+    b = [int(x) for x in np.cumsum(gaps)]
+    n = [4 * x for x in b]
+    rows = range(1, len(b) + 1)
+    return "\n".join([
+        'id = "pair"', 'name = "fuzz"', 'source = "generated"', "[offline]",
+        'label = "gpu · 1 instance"', f"client_batch_size = {_toml_value(b)}",
+        f"inferences_per_second = {_toml_value([100.0 * scale * i for i in rows])}",
+        f"avg_latency_ms = {_toml_value([scale + i for i in rows])}", "[online]",
+        'label = "gpu · 2 instances"', "model_instances = 2", "max_batch_size = 64",
+        f"concurrent_client_requests = {_toml_value(n)}",
+        f"inferences_per_second = {_toml_value([150.0 * scale * i for i in rows])}",
+        f"avg_latency_ms = {_toml_value([2 * scale + i for i in rows])}",
+        f"p99_latency_ms = {_toml_value([3 * scale + i for i in rows])}"]) + "\n"
+
+
+PAIR_FIELDS = ["client_batch_size", "inferences_per_second", "avg_latency_ms",
+               "concurrent_client_requests", "p99_latency_ms", "model_instances",
+               "max_batch_size", "label"]
+
+
+@FUZZ_VECTOR
+@given(sweep(st.floats(1e-3, 1e3)), st.lists(st.integers(1, 64), min_size=2, max_size=8),
+       st.sampled_from([-1.0, 0.0, math.nan, math.inf, "text", True, 1.5, None]), st.data())
+def test_online_pair_presets(tmp_path_factory, scales, gaps, bad_value, data):
+    """load_online_pair and online_pairs: ``PRESET_FILES`` valid files load (the directory
+    too) into a profile whose batch time is 1000·b/throughput and a sweep with the file's
+    columns, without NaN; a file with one bad field raises ``ValueError`` naming the file
+    and the field (a missing p99 column is allowed: it is optional)."""
+    folder = tmp_path_factory.mktemp("online_pairs")
+    for i, scale in enumerate(scales[:PRESET_FILES]):
+        path = folder / f"pair{i}.toml"
+        path.write_text(_pair_text(scale, gaps).replace('id = "', f'id = "{i}'))
+        pair = presets.load_online_pair(path)
+        assert_no_nan(pair)
+        b = np.cumsum(gaps)
+        assert np.allclose(pair.profile.batch_size, b)
+        assert np.allclose(pair.profile.throughput_per_s,
+                           100.0 * scale * np.arange(1, b.size + 1), rtol=1e-12)
+        assert pair.sweep.model_instances == 2 and pair.sweep.max_batch_size == 64
+        assert np.all(np.diff(pair.sweep.concurrency) > 0)
+        assert_no_nan(pair.profile.fit())
+    tally(presets.load_online_pair, PRESET_FILES)
+    assert len(presets.online_pairs(folder)) == PRESET_FILES
+    tally(presets.online_pairs)
+    field = data.draw(st.sampled_from(PAIR_FIELDS), label="field")
+    section = "online" if field in ("concurrent_client_requests", "p99_latency_ms",
+                                    "model_instances", "max_batch_size") else \
+        data.draw(st.sampled_from(["offline", "online"]), label="section")
+    lines = _pair_text(1.0, gaps).splitlines()
+    at = lines.index(f"[{section}]")
+    end = len(lines) if section == "online" else lines.index("[online]")
+    for j in range(at + 1, end):
+        if lines[j].startswith(f"{field} ="):
+            del lines[j]
+            break
+    if bad_value is not None:
+        column = field not in ("model_instances", "max_batch_size", "label")
+        value = [bad_value] * len(gaps) if column else bad_value
+        lines.insert(at + 1, f"{field} = {_toml_value(value)}")
+    path = folder / "bad.toml"
+    path.write_text("\n".join(lines) + "\n")
+    if bad_value is None and field == "p99_latency_ms":
+        assert presets.load_online_pair(path).sweep.p99_latency_ms is None
+        return
+    if bad_value == 1.5 and field in ("inferences_per_second", "avg_latency_ms",
+                                      "p99_latency_ms"):
+        assert_no_nan(presets.load_online_pair(path))        # 1.5 is a valid rate or time
+        return
+    raises_naming(field, presets.load_online_pair, path)
+    raises_naming("bad.toml", presets.load_online_pair, path)
+
+
+FUZZED[presets].update({
+    "load_online_pair": test_online_pair_presets,
+    "online_pairs": test_online_pair_presets,
+    "OnlinePair": (test_online_pair_presets, "load_online_pair")})
