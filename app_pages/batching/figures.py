@@ -162,3 +162,21 @@ def queue_delay_figure(delay_ms, p99, mean, best_delay, greedy_p99) -> go.Figure
     return add_overlays(fig, [greedy, best],
                         [line_label(greedy, "greedy (paper) p99", "bottom right"),
                          line_label(best, f"best p99 at {best_delay:.3g} ms", "top")])
+
+
+def online_comparison_figure(n_clients, measured, predicted, *, title: str, y_title: str,
+                             model: str = "predicted from the offline table") -> go.Figure:
+    """Model vs measurement over the concurrency N of a closed-loop run: the measured
+    values as markers, the model's prediction (named ``model``) as a line
+    (engine.measured.online)."""
+    fig = new_figure(title, "concurrency N (clients)", y_title)
+    fig.add_traces([
+        _line(n_clients, predicted, model, COLORS["exact"], width=3)
+        | dict(mode="lines+markers", marker=dict(size=5)),
+        dict(type="scatter", x=np.asarray(n_clients, float).tolist(), y=finite(measured),
+             mode="markers", name="measured", marker=dict(size=9, color=COLORS["sim"]))])
+    fig.update_yaxes(rangemode="tozero")
+    n = np.asarray(n_clients, float)
+    if n.size and n.min() > 0 and n.max() / n.min() >= 20:      # 1, 2, 4, ... 256: log
+        fig.update_xaxes(type="log")
+    return fig

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from engine.batching import load_in, max_rate_for_p99
-from app_pages.batching import answer, data, inputs, views
+from app_pages.batching import answer, data, inputs, measured_view, views
 from app_pages.batching.inputs import Point
 from app_pages.batching.profile_input import profile_input
 from ui import compare, share
@@ -46,6 +46,9 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None) -
     """The charts of one view and their captions; ``marker`` on the first chart."""
     if view == views.FORMULAS:
         formulas_panel(views.FORMULA_TEX, views.ERRATA, "batching")
+        return
+    if view == views.MEASURED:
+        measured_view.show()
         return
     for i, (name, fig) in enumerate(views.figures(view, scenario, point)):
         show_chart(fig, name, marker=None if i else marker)
@@ -92,8 +95,10 @@ def what_if(scenario: inputs.Scenario, view: str, lam_sla: float) -> tuple | Non
     row = action_row()
     base = compare.controls(PAGE, current, row)
     baseline = None if base is None else base["model"]
+    measurement = measured_view.report_holder()     # filled by the view, drawn later
     report_button(TITLE, answer.parameters(scenario, here),
-                  lambda: answer.report_sections(scenario, lam, baseline), views.FORMULA_TEX,
+                  lambda: answer.report_sections(scenario, lam, baseline)
+                  + measured_view.report_sections(measurement), views.FORMULA_TEX,
                   views.ERRATA, "gpu_batching_report.html", where=row, answer=rows,
                   scenario=answer.scenario_sentence(scenario, here))
     if base is not None:

@@ -10,10 +10,11 @@ from app_pages.batching import figures as figs
 from ui.export import operating_marker
 from ui.memo import memo
 
-VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, FORMULAS = (
+VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, MEASURED, FORMULAS = (
     "Latency", "Utilisation & energy", "Batch-size limit", "Tail latency & Triton",
-    "Profile fit", "Formulas")
-CHART_VIEWS = VIEWS[:-1]               # the views the report draws
+    "Profile fit", "Model vs measurement", "Formulas")
+CHART_VIEWS = VIEWS[:-2]               # the scenario's views the report draws (the
+                                       # measurement's charts: measured_view.report_sections)
 LOAD_VIEWS = (ENERGY, TAIL)            # their charts depend on the load (what-if fragment)
 FRAGMENT_VIEWS = (LATENCY, *LOAD_VIEWS)  # drawn in the fragment (Latency: the moving marker)
 X_TITLES = dict(zip(LOAD_UNITS, ("load ρ = λα (share of the capacity 1/α)",
@@ -28,7 +29,11 @@ TITLES = {      # chart name (CSV file, widget key) → the report's heading
     "queue_delay": "Triton batcher: latency against the max queue delay (simulated)",
     "throughput_fit": "Throughput against batch size (profile fit)",
     "time_residuals": "Batch-time fit residuals",
-    "energy_fit": "Energy per batch (profile fit)"}
+    "energy_fit": "Energy per batch (profile fit)",
+    "online_throughput": "Model vs measurement: throughput against concurrency",
+    "online_latency": "Model vs measurement: mean latency against concurrency",
+    "ma_throughput": "Model Analyzer: throughput against concurrency, model vs measurement",
+    "ma_p99": "Model Analyzer: p99 latency against concurrency, model vs measurement"}
 ABSOLUTE = "per_s"      # the load unit of a comparison across profiles
 
 FORMULA_TEX = [

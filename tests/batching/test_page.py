@@ -63,7 +63,8 @@ def test_unstable_load_is_reported_not_crashed():
 
 
 @pytest.mark.parametrize("view", ["Latency", "Utilisation & energy", "Batch-size limit",
-                                  "Tail latency & Triton", "Profile fit", "Formulas"])
+                                  "Tail latency & Triton", "Profile fit",
+                                  "Model vs measurement", "Formulas"])
 def test_every_view_renders(view):
     at = open_page({"view": view, "simulate": "true"})
     assert not at.exception

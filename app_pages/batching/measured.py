@@ -1,0 +1,208 @@
+"""Memoised reads of measured files and the model-vs-measurement comparison (the GPU page).
+
+Each function is keyed on hashable inputs only: a text's digest (``uploads.text_digest``)
+stands for the text, which is passed beside it as an ``_``-named argument the memo
+leaves out of its key.  Results are the engine's frozen objects, shared: never modified.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.measured import read_batch_profiles, read_concurrency_sweeps
+from engine.measured.online import compare_model_analyzer, compare_profile_online
+from engine.presets import online_pairs
+from app_pages.batching import figures as figs
+from ui.export import format_percent
+from ui.memo import memo
+
+CACHE_SIZE = 32
+# source_format -> what the caption calls it
+FORMAT_NAMES = {
+    "model_analyzer": "Triton Model Analyzer (metrics-model-inference.csv)",
+    "perf_analyzer": "perf_analyzer -f CSV",
+    "dle_batch_table": "DeepLearningExamples by-batch table",
+    "triton_dle_table": "DeepLearningExamples Triton table",
+    "plain_csv": "plain CSV",
+    "preset": "preset (numbers as published)",
+}
+
+
+def format_name(source_format: str) -> str:
+    return FORMAT_NAMES.get(source_format, source_format)
+
+
+@memo(CACHE_SIZE)
+def batch_profiles(digest: str, gpu_digest: str | None, _text: str,
+                   _gpu_text: str | None) -> tuple:
+    """Every table of an offline file (``engine.measured.read_batch_profiles``)."""
+    return read_batch_profiles(_text, gpu_metrics_text=_gpu_text)
+
+
+@memo(CACHE_SIZE)
+def concurrency_sweeps(digest: str, _text: str) -> tuple:
+    """Every table of an online file (``engine.measured.read_concurrency_sweeps``)."""
+    return read_concurrency_sweeps(_text)
+
+
+@memo(1)
+def pairs() -> dict:
+    """The offline/online pair presets (``engine.presets.online_pairs``), by id."""
+    return online_pairs()
+
+
+@memo(CACHE_SIZE)
+def comparison(key: tuple, instances: int | None, b_max: int | None, _profile, _sweep):
+    """``compare_profile_online`` of the offline profile and online sweep that ``key``
+    names (the pair's id, or the files' digests and table labels); ``instances`` and
+    ``b_max`` None: the online table's."""
+    return compare_profile_online(_profile, _sweep, instances=instances, b_max=b_max)
+
+
+def matching_index(labels, online_label: str) -> int:
+    """The offline table of the same deployment as the online table: the same label once
+    the instance count is set aside (0 when none matches)."""
+    def deployment(label):
+        return " · ".join(p.strip() for p in label.split("·") if "instance" not in p.lower())
+    key = deployment(online_label)
+    return next((i for i, lab in enumerate(labels) if deployment(lab) == key), 0)
+
+
+def worst(n, errors) -> tuple[float, float]:
+    """(largest |error|, the concurrency where it is)."""
+    i = int(np.argmax(np.abs(errors)))
+    return float(np.abs(errors)[i]), float(n[i])
+
+
+def summary_sentence(comp) -> str:
+    """One plain sentence: how close the model comes, median and worst row."""
+    n = comp.concurrency
+    thr, n_thr = worst(n, comp.throughput_error)
+    lat, n_lat = worst(n, comp.latency_error)
+    return (f"From the offline table alone the model predicts this server's online throughput "
+            f"within {format_percent(comp.median_abs_throughput_error, 0)} (median; worst "
+            f"{format_percent(thr, 0)} at N = {n_thr:g}) and its mean latency within "
+            f"{format_percent(comp.median_abs_latency_error, 0)} (median; worst "
+            f"{format_percent(lat, 0)} at N = {n_lat:g}).")
+
+
+def summary_rows(comp) -> list[tuple[str, str]]:
+    """(label, value with units) of the comparison: errors, fitted parameters, server."""
+    p = comp.prediction
+    return [
+        ("Throughput error, median |error|", format_percent(comp.median_abs_throughput_error, 1)),
+        ("Throughput error, max |error|", format_percent(comp.max_abs_throughput_error, 1)),
+        ("Mean latency error, median |error|", format_percent(comp.median_abs_latency_error, 1)),
+        ("Mean latency error, max |error|", format_percent(comp.max_abs_latency_error, 1)),
+        ("Model instances", f"{p.instances}"),
+        ("Batch-size limit b_max", "none" if p.b_max is None else f"{p.b_max:g} requests"),
+        ("Time per request in a batch (α)", f"{p.alpha_ms:.4g} ms"),
+        ("Fixed time per batch (τ0)", f"{p.tau0_ms:.4g} ms"),
+        ("R² of the offline line", f"{p.r2:.4f}"),
+        ("Front-end time per request", f"{p.transfer_ms:.3g} ms"),
+        ("Closed loop solved by", p.method),
+    ]
+
+
+def error_table(comp, p99_ms=None) -> pd.DataFrame:
+    """Each row of the online table: measured, predicted and the signed error (%,
+    predicted / measured − 1) of throughput and mean latency; the measured p99 where the
+    online table has it."""
+    table = {
+        "concurrency N (clients)": comp.concurrency.astype(int),
+        "measured throughput (requests/s)": comp.measured_throughput_per_s,
+        "predicted throughput (requests/s)": np.round(comp.predicted_throughput_per_s, 1),
+        "throughput error (%)": np.round(100 * comp.throughput_error, 1),
+        "measured mean latency (ms)": comp.measured_latency_ms,
+        "predicted mean latency (ms)": np.round(comp.predicted_latency_ms, 3),
+        "mean latency error (%)": np.round(100 * comp.latency_error, 1)}
+    if p99_ms is not None:
+        table["measured p99 latency (ms)"] = p99_ms
+    return pd.DataFrame(table)
+
+
+@memo(CACHE_SIZE)
+def comparison_figures(key: tuple, instances: int | None, b_max: int | None, _comp) -> tuple:
+    """(name, figure) of a comparison (the one ``comparison`` memoises under the same
+    arguments): throughput and mean latency against concurrency."""
+    n = _comp.concurrency
+    return (
+        ("online_throughput", figs.online_comparison_figure(
+            n, _comp.measured_throughput_per_s, _comp.predicted_throughput_per_s,
+            title="Throughput: model vs measurement", y_title="throughput (requests/s)")),
+        ("online_latency", figs.online_comparison_figure(
+            n, _comp.measured_latency_ms, _comp.predicted_latency_ms,
+            title="Mean latency: model vs measurement", y_title="mean latency (ms)")))
+
+
+# ---------------------------------------------------------------- Model Analyzer: p99 too
+
+MA_MODEL = "model from the file's peaks"
+
+
+@memo(CACHE_SIZE)
+def model_analyzer(digest: str, gpu_digest: str | None, _text: str,
+                   _gpu_text: str | None) -> tuple:
+    """Every configuration of a Model Analyzer file against the closed-loop model built
+    from the file's own peaks (``compare_model_analyzer``); ``ValueError`` when none has
+    a p99 column."""
+    found = compare_model_analyzer(_text, gpu_metrics_text=_gpu_text)
+    if not found:
+        raise ValueError("no configuration of the file has a p99 latency column")
+    return found
+
+
+def _median_abs(errors) -> float:
+    return float(np.median(np.abs(errors)))
+
+
+def ma_sentence(comp) -> str:
+    """One plain sentence for a Model Analyzer configuration: throughput and p99."""
+    n = comp.concurrency
+    thr, n_thr = worst(n, comp.throughput_error)
+    p99, n_p99 = worst(n, comp.p99_error)
+    return (f"For {comp.label} (max batch size {comp.max_batch_size}) the model built from "
+            f"the file's peak throughputs predicts the throughput within "
+            f"{format_percent(_median_abs(comp.throughput_error), 0)} (median; worst "
+            f"{format_percent(thr, 0)} at N = {n_thr:g}) and Model Analyzer's p99 within "
+            f"{format_percent(_median_abs(comp.p99_error), 0)} (median; worst "
+            f"{format_percent(p99, 0)} at N = {n_p99:g}).")
+
+
+def ma_rows(comp) -> list[tuple[str, str]]:
+    return [
+        ("Throughput error, median |error|", format_percent(_median_abs(comp.throughput_error), 1)),
+        ("Throughput error, max |error|", format_percent(np.max(np.abs(comp.throughput_error)), 1)),
+        ("p99 latency error, median |error|", format_percent(_median_abs(comp.p99_error), 1)),
+        ("p99 latency error, max |error|", format_percent(np.max(np.abs(comp.p99_error)), 1)),
+        ("Batch-size limit b_max", "none" if comp.max_batch_size is None
+         else f"{comp.max_batch_size} requests"),
+        ("Time per request in a batch (α)", f"{comp.alpha_ms:.4g} ms"),
+        ("Fixed time per batch (τ0)", f"{comp.tau0_ms:.4g} ms")]
+
+
+def ma_table(comp) -> pd.DataFrame:
+    """Each concurrency of one configuration: measured, model and signed error (%)."""
+    return pd.DataFrame({
+        "concurrency N (clients)": comp.concurrency.astype(int),
+        "measured throughput (requests/s)": comp.measured_throughput_per_s,
+        "model throughput (requests/s)": np.round(comp.predicted_throughput_per_s, 1),
+        "throughput error (%)": np.round(100 * comp.throughput_error, 1),
+        "measured p99 latency (ms)": comp.measured_p99_ms,
+        "model p99 latency (ms)": np.round(comp.predicted_p99_ms, 3),
+        "p99 latency error (%)": np.round(100 * comp.p99_error, 1)})
+
+
+@memo(CACHE_SIZE)
+def ma_figures(key: tuple, _comp) -> tuple:
+    """(name, figure): one configuration's throughput and p99 against concurrency."""
+    n = _comp.concurrency
+    return (
+        ("ma_throughput", figs.online_comparison_figure(
+            n, _comp.measured_throughput_per_s, _comp.predicted_throughput_per_s,
+            title="Throughput: model vs Model Analyzer", y_title="throughput (requests/s)",
+            model=MA_MODEL)),
+        ("ma_p99", figs.online_comparison_figure(
+            n, _comp.measured_p99_ms, _comp.predicted_p99_ms,
+            title="p99 latency: model vs Model Analyzer", y_title="p99 latency (ms)",
+            model=MA_MODEL)))
