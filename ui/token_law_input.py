@@ -13,8 +13,11 @@ Usage (a page)::
 token counts the content digest, the file name and the count) with a label for
 captions; ``law(key)`` is the memoised law of a key.  ``fields(aliases)`` takes
 older URL keys per field (``{"log_mean": ("ln_mu",)}``) so older links still open.
-Parametric laws and the upload/paste of token counts (``ui.token_counts``) are
-drawn by ``draw``; a bad upload shows an error and keeps the last valid sample.
+Parametric laws, the measured laws of request traces (``engine.presets.
+token_law_presets``, output-token presets: one choice each, named by the preset id, so a
+link names the preset) and the upload/paste of token counts or a request trace
+(``ui.token_counts``) are drawn by ``draw``; a bad upload shows an error and keeps the
+last valid sample.
 """
 from __future__ import annotations
 
@@ -24,14 +27,18 @@ import hashlib
 import streamlit as st
 
 from engine.core import domains, token_laws
+from engine.presets import token_law_presets
 from ui import share
 from ui.memo import memo
-from ui.token_counts import MAX_TOKEN_ROWS, parse_token_counts
+from ui.token_counts import MAX_TOKEN_ROWS, read_token_sample
 from ui.uploads import MAX_UPLOAD_BYTES
 
-LAWS = ("lognormal", "uniform", "truncnorm", "empirical")
+MEASURED = {pid: p for pid, p in token_law_presets().items() if p.kind == "output"}
+PROMPT_PRESETS = {pid: p for pid, p in token_law_presets().items() if p.kind == "prompt"}
+LAWS = ("lognormal", "uniform", "truncnorm", "empirical", *MEASURED)
 LAW_NAMES = {"lognormal": "lognormal", "uniform": "uniform", "truncnorm": "truncated normal",
-             "empirical": "empirical (your token counts)"}
+             "empirical": "empirical (your token counts or trace)",
+             **{pid: f"measured: {p.name}" for pid, p in MEASURED.items()}}
 LABEL = "Output-token law"
 LOG_MEAN_LABEL = "log-mean μ (log tokens)"
 LOG_SD_LABEL = "log-sd σ"
@@ -68,9 +75,11 @@ _FACTORIES = {"lognormal": token_laws.lognormal, "uniform": token_laws.uniform,
 @memo(64)
 def law(key: tuple, _sample=None):
     """The token law of ``key``: ("lognormal", μ, σ), ("uniform", low, high),
-    ("truncnorm", mean, sd), or ("empirical", digest, source, n) with its sample
-    passed as ``_sample`` (not part of the key) the first time."""
+    ("truncnorm", mean, sd), ("measured", preset id), or ("empirical", digest, source,
+    n) with its sample passed as ``_sample`` (not part of the key) the first time."""
     family, *args = key
+    if family == "measured":
+        return MEASURED[args[0]].law()
     if family == "empirical":
         if _sample is None:
             raise ValueError("an empirical law's sample is needed the first time")
@@ -87,6 +96,7 @@ class TokenLawChoice:
     label: str
     sample: token_laws.EmpiricalTokens | None = dataclass_field(
         default=None, compare=False, hash=False, repr=False)
+    detail: str = dataclass_field(default="", compare=False, hash=False, repr=False)
 
     @property
     def family(self) -> str:
@@ -107,25 +117,47 @@ def parametric(family: str, a: float, b: float) -> TokenLawChoice:
 
 
 @memo(16)
+def prompt_mean_tokens(preset_id: str) -> float:
+    """Mean prompt tokens of a measured prompt-token law (``PROMPT_PRESETS``)."""
+    return float(PROMPT_PRESETS[preset_id].law().mean())
+
+
+def measured(preset_id: str) -> TokenLawChoice:
+    """The choice of a measured output-token law (``engine.presets.token_law_presets``)."""
+    return TokenLawChoice(("measured", preset_id), f"measured: {MEASURED[preset_id].name}")
+
+
+@memo(16)
 def _parse(digest: str, source: str, _data) -> TokenLawChoice:
-    sample = parse_token_counts(_data)
+    got = read_token_sample(_data)
+    sample = got.law
     return TokenLawChoice(("empirical", digest, source, sample.n_samples),
-                          f"empirical, {sample.n_samples} counts ({source})", sample)
+                          f"empirical, {sample.n_samples} counts ({source})", sample,
+                          got.description)
 
 
 def from_counts(data: bytes | str, source: str) -> TokenLawChoice:
-    """The choice of the empirical law of uploaded/pasted CSV ``data`` (``ValueError``
-    if it is not a valid table of token counts); ``source`` names it (a file name)."""
+    """The choice of the empirical law of uploaded/pasted ``data``: a CSV of token counts
+    or a request trace whose output tokens are taken (``ui.token_counts.
+    read_token_sample``; ``ValueError`` if it is neither); ``source`` names it (a file
+    name)."""
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     digest = hashlib.sha256(raw).hexdigest()
     return _parse(digest, source, data)
 
 
 def _empirical(upload_key: str, paste_key: str) -> TokenLawChoice | None:
-    """Upload or paste token counts; the last valid sample stays in use on an error."""
-    upload = st.file_uploader("Upload token counts (CSV)", type=["csv", "txt"], key=upload_key,
-                              help=f"One column output_tokens (or tokens); whole numbers ≥ 1; "
-                                   f"at most {MAX_TOKEN_ROWS:,} rows.")
+    """Upload or paste token counts or a trace; the last valid sample stays in use on an
+    error."""
+    upload = st.file_uploader("Upload token counts or a request trace", key=upload_key,
+                              type=["csv", "txt", "jsonl", "json"],
+                              help=f"A CSV with one column output_tokens (or tokens), whole "
+                                   f"numbers ≥ 1, at most {MAX_TOKEN_ROWS:,} rows; or a request "
+                                   "trace, whose generated tokens are taken: the Azure LLM "
+                                   "trace CSV (TIMESTAMP, ContextTokens, GeneratedTokens), JSON "
+                                   "lines with timestamp (ms) and output_length (Mooncake), or "
+                                   "a CSV with timestamp_s and output_tokens. At most "
+                                   f"{MAX_UPLOAD_BYTES // 1_000_000} MB.")
     pasted = st.text_area("…or paste CSV", key=paste_key, height=100,
                           placeholder="output_tokens\n512\n1033\n87", max_chars=MAX_UPLOAD_BYTES)
     last = st.session_state.get(_LAST)
@@ -143,9 +175,17 @@ def _empirical(upload_key: str, paste_key: str) -> TokenLawChoice | None:
     else:
         if got is not None:
             st.session_state[_LAST] = last = got
+            st.caption(share.inert(got.detail))
     if last is None:
         st.info("No token counts yet: showing the lognormal law meanwhile.")
     return last
+
+
+def _measured_caption(preset_id: str) -> None:
+    p = MEASURED[preset_id]
+    st.caption(share.inert(f"Generated tokens of {p.n_requests:,} requests, kept as a "
+                           f"histogram (mean {law(('measured', preset_id)).mean():,.1f} "
+                           f"tokens). Source: {p.source}."))
 
 
 def draw(upload_key: str = UPLOAD_KEY, paste_key: str = PASTE_KEY) -> TokenLawChoice:
@@ -155,6 +195,9 @@ def draw(upload_key: str = UPLOAD_KEY, paste_key: str = PASTE_KEY) -> TokenLawCh
     (``share.restore``).  An invalid uniform range falls back to the lognormal law."""
     family = st.selectbox(LABEL, LAWS, key="law", format_func=LAW_NAMES.get)
     s = st.session_state
+    if family in MEASURED:
+        _measured_caption(family)
+        return measured(family)
     if family == "empirical":
         got = _empirical(upload_key, paste_key)
         if got is not None:

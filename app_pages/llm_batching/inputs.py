@@ -89,6 +89,30 @@ def load_preset():
     st.session_state["prompt"] = p.prompt_tokens
 
 
+def preset_caption(p) -> None:
+    """The chosen preset's source, the prompt it assumes, and (where it gives none) that
+    the KV-cache value is kept."""
+    kv = ("" if p.kv_capacity_tokens else
+          f" It gives no KV-cache size: the KV cache below keeps its value "
+          f"({st.session_state['kv']:,.0f} tokens).")
+    st.caption(share.inert(f"Source: {p.source}. Assumes {p.prompt_tokens:,.0f} prompt tokens "
+                           f"per request.{kv}"))
+
+
+def _set_prompt(tokens: float) -> None:
+    st.session_state["prompt"] = tokens
+
+
+def prompt_buttons() -> None:
+    """One button per measured prompt-token law: its mean as the prompt length."""
+    with st.expander("Measured prompt lengths"):
+        for pid, p in tli.PROMPT_PRESETS.items():
+            mean = float(round(tli.prompt_mean_tokens(pid)))
+            st.button(f"{p.name}: mean {mean:,.0f} tokens", key=f"prompt_{pid}",
+                      on_click=_set_prompt, args=(mean,), width="stretch",
+                      help=f"Source: {p.source}")
+
+
 def sidebar() -> Scenario:
     """Draw the sidebar's widgets and return the scenario they hold."""
     ss = st.session_state
@@ -100,6 +124,7 @@ def sidebar() -> Scenario:
             ss["preset"] = PRESET.default
         st.selectbox("Batch-time preset", list(names), key="preset", format_func=names.get,
                      on_change=load_preset)
+        preset_caption(data.presets()[ss["preset"]])
         with st.expander("Batch time H(b, l) = k1·b + k2 + k3·b·l + k4·l"):
             share.number_input(K1, "k1 (s per request)", format="%.5f", step=0.01)
             share.number_input(K2, "k2 (s)", format="%.5f", step=0.01)
@@ -110,6 +135,7 @@ def sidebar() -> Scenario:
         share.number_input(B_MAX, "Batch-size cap b_max (capped dynamic)")
         share.number_input(KV, "KV cache (tokens, continuous)", step=1000.0)
         share.number_input(PROMPT, "Prompt tokens per request", step=64.0)
+        prompt_buttons()
         with st.expander("Simulation"):
             st.toggle("Simulate every strategy", key="simulate",
                       help="Discrete-event simulation at 8 loads per strategy (cached).")

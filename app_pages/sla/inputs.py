@@ -6,6 +6,7 @@ The page takes times in ms; the dataclasses hold seconds (``engine.sla.s_from_ms
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -13,10 +14,11 @@ import streamlit as st
 from engine import sla
 from engine.core import domains as dom
 from ui import share
-from ui.uploads import MAX_UPLOAD_BYTES
+from ui.memo import memo
+from ui.uploads import MAX_UPLOAD_BYTES, decode_text
 
 from . import data
-from .uploads import MAX_INTERVALS, parse_trace_csv
+from .uploads import MAX_INTERVALS, parse_trace_csv, trace_description
 from .views import VIEWS, REPLICAS
 
 GPUS = tuple(data.gpu_table())
@@ -177,29 +179,45 @@ def trace_input(lam: float) -> Trace:
         if interval > asked:
             st.caption(f"Interval raised to {interval:g} s to keep {MAX_INTERVALS:,} intervals.")
         return synthetic
-    upload = st.file_uploader("Upload trace CSV", type=["csv", "txt"], key=UPLOAD_KEY,
-                              help="Columns time_s,rate_per_s (one row per interval) or "
-                                   f"timestamp_s (one per request); at most "
-                                   f"{MAX_UPLOAD_BYTES // 1_000_000} MB.")
+    upload = st.file_uploader(
+        "Upload a trace", type=["csv", "txt", "jsonl", "json"], key=UPLOAD_KEY,
+        help="Columns time_s,rate_per_s (one row per interval) or timestamp_s (one per "
+             "request, s); or a request trace: the Azure LLM trace CSV (TIMESTAMP, "
+             "ContextTokens, GeneratedTokens) or JSON lines with timestamp in ms (Mooncake). "
+             f"Arrival times are binned into the interval above. At most "
+             f"{MAX_UPLOAD_BYTES // 1_000_000} MB.")
     pasted = st.text_area("…or paste trace CSV", key=PASTE_KEY, height=120,
                           placeholder="time_s,rate_per_s\n0,420\n300,515\n600,640",
                           max_chars=MAX_UPLOAD_BYTES)
     fallback = ss.get(_LAST) or synthetic
     try:
         if upload is not None:
-            parsed, label = parse_trace_csv(upload.getvalue(), asked), upload.name
+            raw, label = upload.getvalue(), upload.name
         elif pasted.strip():
-            parsed, label = parse_trace_csv(pasted, asked), "pasted trace"
+            raw, label = pasted, "pasted trace"
         else:
             st.info("Paste or upload a trace; showing the synthetic day meanwhile.")
             return fallback
+        text = decode_text(raw)                    # size cap and UTF-8 first
+        parsed = _parsed(hashlib.sha256(text.encode("utf-8")).hexdigest(), asked, text)
     except ValueError as err:
         st.error(f"Trace not used: {err}", icon=":material/error:")
         st.info(f"Still using the last valid trace: {fallback.label}.")
         return fallback
-    ss[_LAST] = value = Trace(tuple(parsed["rate_per_s"].tolist()), parsed["interval_s"],
-                              f"{label} ({parsed['rate_per_s'].size} intervals)")
+    st.caption(share.inert(trace_description(parsed)))
+    n = parsed["rate_per_s"].size
+    if parsed["format"] in ("rates", "timestamps"):
+        label = f"{label} ({n} intervals)"
+    else:
+        label = f"{label} ({n} intervals, {parsed['n_requests']:,} requests)"
+    ss[_LAST] = value = Trace(tuple(parsed["rate_per_s"].tolist()), parsed["interval_s"], label)
     return value
+
+
+@memo(8)
+def _parsed(digest: str, interval_s: float, _text: str) -> dict:
+    """The parsed trace of ``_text`` (keyed by its digest) at ``interval_s``."""
+    return parse_trace_csv(_text, interval_s)
 
 
 def plan_inputs(trace: Trace) -> PlanInputs:

@@ -11,9 +11,11 @@ import numpy as np
 
 from engine import token_limit
 from engine.fit import fit_token_latency, fit_token_latency_with_input
+from engine.measured import read_vllm_bench
 from engine.presets import token_latency_profiles
 from ui.budget import heavy, long_running
 from ui.memo import memo
+from ui.uploads import decode_text
 
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 SEED = 2024
@@ -22,6 +24,8 @@ N_SIM_POINTS = 7            # simulated limits per curve
 SIM_JOBS = 100_000
 SIM_MAX_LOAD = 0.95         # no simulation without impatience closer to saturation
 MAX_NO_LIMIT_TOKENS = token_limit.NO_LIMIT_MAX_TOKENS
+A_S_BOUNDS = (1e-4, 1.0)       # a (s per output token) and c (s) the page accepts: the
+C_S_BOUNDS = (0.0, 60.0)       # bounds of inputs.A_S and inputs.C_S_FIELD
 
 
 @memo(CACHE_SIZE)
@@ -38,6 +42,21 @@ def sim_limits(lo: int, hi: int) -> tuple:
 def preset_table() -> dict:
     return {pid: (p.name, p.source, tuple(p.input_tokens), tuple(p.output_tokens),
                   tuple(p.latency_s)) for pid, p in token_latency_profiles().items()}
+
+
+@memo(8)
+def vllm_profile(digest: str, _data: bytes) -> dict:
+    """a = mean TPOT and c = mean TTFT (s) of a ``vllm bench serve`` JSON (``_data``,
+    keyed by its ``digest``): {"a_s", "c_s", "result", "digest"}; ``ValueError`` if it
+    is not one or a and c lie outside the page's bounds."""
+    result = read_vllm_bench(decode_text(_data))
+    a, c = result.mean_tpot_ms / 1000.0, result.mean_ttft_ms / 1000.0
+    for value, name, low, high in ((a, "mean TPOT", A_S_BOUNDS[0], A_S_BOUNDS[1]),
+                                   (c, "mean TTFT", C_S_BOUNDS[0], C_S_BOUNDS[1])):
+        if not low <= value <= high:
+            raise ValueError(f"{name} = {value * 1000:.4g} ms lies outside "
+                             f"{low * 1000:g}–{high * 1000:g} ms, the page's range")
+    return {"a_s": a, "c_s": c, "result": result, "digest": digest}
 
 
 @memo(CACHE_SIZE)

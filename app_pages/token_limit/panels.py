@@ -2,6 +2,8 @@
 limit, and §V-B's paper-vs-model table."""
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -10,6 +12,9 @@ from app_pages.token_limit import answer, data, inputs
 from ui import share
 from ui.panel import results_markdown
 
+VLLM_UPLOAD = "vllm_upload"
+_VLLM_APPLIED = "_vllm_result_applied"      # session state: digest of the file last applied
+
 
 def profile_input() -> inputs.Profile:
     """Latency profile widgets (a preset's fit, or typed a and c) with a fit caption."""
@@ -17,11 +22,13 @@ def profile_input() -> inputs.Profile:
     choice = st.selectbox("Latency profile", inputs.PRESET.choices, key=inputs.PRESET.key,
                           format_func=lambda p: table[p][0] if p in table else "Type a and c…")
     if choice == inputs.TYPED:
+        name = vllm_input() or "typed a, c"
         share.number_input(inputs.A_S, "a (s per output token)", step=0.001, format="%.5f")
         share.number_input(inputs.C_S_FIELD, "c (s per request)", step=0.05)
         s = st.session_state
-        return inputs.Profile("typed a, c", float(s[inputs.A_S.key]), float(s[inputs.C_S_FIELD.key]))
-    name, _, inp, out, lat = table[choice]
+        return inputs.Profile(name, float(s[inputs.A_S.key]), float(s[inputs.C_S_FIELD.key]))
+    name, source, inp, out, lat = table[choice]
+    st.caption(share.inert(f"Source: {source}."))
     fit = data.latency_fit(out, lat)
     st.toggle("Add an input-token term", key=inputs.INPUT_TERM.key,
               help="S = a·n_out + b·n_in + c, with a fixed prompt length n_in.")
@@ -42,6 +49,47 @@ def profile_input() -> inputs.Profile:
     st.caption(f"Fit S = a·n + c: a = {fit.a_s_per_token:.5g} s/token, c = {fit.c_s:.4g} s, "
                f"R² = {fit.r2:.4f} (Table I, output tokens only)")
     return inputs.Profile(name, float(a), float(c), (inp, out, lat), with_input)
+
+
+def vllm_input() -> str | None:
+    """An optional ``vllm bench serve --save-result`` JSON whose mean TPOT and TTFT become
+    a and c (drawn before their inputs, which it sets once per new file).  Returns the
+    profile's name while a and c are the file's; a bad file leaves them as they were."""
+    upload = st.file_uploader(
+        "…or take a and c from a vllm bench serve result", type=["json"], key=VLLM_UPLOAD,
+        help="The JSON of `vllm bench serve --save-result`: a = mean TPOT (time per output "
+             "token after the first), c = mean TTFT (time to first token). Sensible for a "
+             "run at concurrency 1 (--max-concurrency 1): this model serves one request at "
+             "a time.")
+    if upload is None:
+        return None
+    try:
+        got = data.vllm_profile(hashlib.sha256(upload.getvalue()).hexdigest(),
+                                upload.getvalue())
+    except ValueError as err:
+        st.error(f"vllm result not used: {err}", icon=":material/error:")
+        st.info("a and c keep their values.")
+        return None
+    s, a, c = st.session_state, got["a_s"], got["c_s"]
+    if s.get(_VLLM_APPLIED) != got["digest"]:
+        s[inputs.A_S.key], s[inputs.C_S_FIELD.key], s[_VLLM_APPLIED] = a, c, got["digest"]
+    r = got["result"]
+    cap = r.max_concurrency
+    if cap != 1:
+        how = f"at concurrency {cap}" if cap else "without a concurrency cap"
+        st.warning(f"Measured {how}: TPOT and TTFT include the other requests in flight, "
+                   "while this model serves one request at a time; a run at "
+                   "--max-concurrency 1 fits it.",
+                   icon=":material/warning:")
+    if (s[inputs.A_S.key], s[inputs.C_S_FIELD.key]) != (a, c):
+        st.caption(share.inert(f"a and c edited since {upload.name} was read."))
+        return None
+    model = f", {r.model_id}" if r.model_id else ""
+    st.caption(share.inert(
+        f"From {upload.name}{model}: a = mean TPOT = {r.mean_tpot_ms:.4g} ms per token, "
+        f"c = mean TTFT = {r.mean_ttft_ms:.4g} ms ({r.completed} requests). "
+        + (f"Notes: {'; '.join(r.notes)}." if r.notes else "")))
+    return f"vllm bench serve result {upload.name}"
 
 
 def answer_panel(p, free, scenario: inputs.Scenario) -> list:

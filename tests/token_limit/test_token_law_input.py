@@ -58,3 +58,28 @@ def test_an_old_link_opens_through_the_aliases():
     at.number_input(key="uni_low").set_value(900.0).run()
     at.number_input(key="uni_high").set_value(100.0).run()
     assert at.error and at.markdown[-1].value.startswith("law: lognormal")   # bad range
+
+
+def test_measured_choices_are_the_output_presets_keyed_by_id():
+    from engine.presets import token_law_presets
+    presets = token_law_presets()
+    outputs = sorted(pid for pid, p in presets.items() if p.kind == "output")
+    assert sorted(tli.MEASURED) == outputs and set(outputs) <= set(tli.LAWS)
+    assert not set(tli.PROMPT_PRESETS) & set(tli.LAWS)          # prompt laws: not outputs
+    pid = outputs[0]
+    choice = tli.measured(pid)
+    assert choice.key == ("measured", pid) and choice == tli.measured(pid)
+    expected = presets[pid].law()
+    assert np.array_equal(choice.law.values, expected.values)
+    assert np.array_equal(choice.law.probs, expected.probs)
+    assert choice.label == f"measured: {presets[pid].name}"
+
+
+def test_a_trace_upload_takes_its_output_tokens():
+    text = ('{"timestamp": 0, "output_length": 7}\n{"timestamp": 5, "output_length": 0}\n'
+            '{"timestamp": 9, "output_length": 9}\n')
+    choice = tli.from_counts(text, "pasted counts")
+    assert np.array_equal(choice.law.values, [7, 9]) and choice.law.n_samples == 2
+    assert "JSON-lines trace" in choice.detail and "0 generated tokens left out" in choice.detail
+    with pytest.raises(ValueError, match="no token-count column"):
+        tli.from_counts("timestamp_s,input_tokens\n0,5\n1,7\n", "pasted counts")
