@@ -13,6 +13,7 @@ stays cheap):
 * ``engine.sla``          replicas for percentile-latency SLAs (Swayam)
 * ``engine.fit``          least-squares fits of measured profiles
 * ``engine.measured``     readers of real tools' measurement files (Triton, vLLM, traces)
+* ``engine.arrivals``     arrival processes (Poisson, renewal, MMPP-2, replay), trace statistics
 * ``engine.presets``      hardware and workload presets, validated on load
 
 Earlier module names still import and re-export the same public names:
@@ -25,7 +26,7 @@ The engine never imports Streamlit.  Derivations and errata: ``docs/models/``.
 import importlib
 
 __all__ = ["core", "batching", "token_limit", "llm_batching", "pipeline", "sla", "fit", "measured",
-           "presets",
+           "presets", "arrivals",
            "sim", "batch_chain", "batching_curves", "operating_point", "mg1_patience",
            "llm_batching_sim", "pipeline_sim", "dispatch_sim", "token_laws", "params"]
 

@@ -10,6 +10,7 @@ import pkgutil
 import pytest
 
 from tests import fuzzing
+from tests.arrivals import test_fuzz as arrivals_fuzz
 from tests.batching import test_fuzz as batching_fuzz
 from tests.core import test_fuzz as core_fuzz
 from tests.llm_batching import test_fuzz as llm_batching_fuzz
@@ -19,7 +20,7 @@ from tests.sla import test_fuzz as sla_fuzz
 from tests.token_limit import test_fuzz as token_limit_fuzz
 
 TABLES = (batching_fuzz, core_fuzz, token_limit_fuzz, llm_batching_fuzz, pipeline_fuzz, sla_fuzz,
-          measured_fuzz)
+          measured_fuzz, arrivals_fuzz)
 FUZZED = {module: table for t in TABLES for module, table in t.FUZZED.items()}
 ENGINE_MODULES = tuple(FUZZED)
 
