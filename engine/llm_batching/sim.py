@@ -1,7 +1,8 @@
 """Discrete-event simulator of the LLM batching strategies (Yang et al. §IV, Orca/vLLM).
 
-One GPU, FIFO queue, Poisson arrivals, i.i.d. output token counts drawn by
-inversion (the same ``seed`` gives every strategy the same arrivals and tokens);
+One GPU, FIFO queue, Poisson arrivals (or any process or trace, ``arrivals``), i.i.d.
+output token counts drawn by inversion (the same ``seed`` gives every strategy the same
+arrivals and tokens);
 batch times from eq 18.  Strategies: dynamic, fixed, elastic (eq 26) and
 continuous (iteration-level) batching; the rules are in
 docs/models/llm_batching.md.  Times in seconds.
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
 from ..core.domains import (LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, N_JOBS,
                             WARMUP, check_b_max)
 from ..core.jit import BACKEND, choose, compiled
@@ -181,9 +183,14 @@ class LLMSimResult:
     p99 = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
 
 
-def _draw(lam, dist, n, seed):
+def _draw(lam, dist, n, seed, source=None):
+    """Arrival times (Poisson at ``lam``, or from ``source``: a checked trace of n times
+    or a process) and token counts."""
     rng = np.random.default_rng(seed)
-    arrivals = np.cumsum(rng.standard_exponential(n)) / lam
+    if source is None:
+        arrivals = np.cumsum(rng.standard_exponential(n)) / lam
+    else:
+        arrivals = source if isinstance(source, np.ndarray) else arrival_times(source, n, rng)
     u = rng.random(n)
     tokens = np.asarray(dist.ppf(u), dtype=float)
     isf = getattr(dist, "isf", None)
@@ -197,7 +204,8 @@ def _draw(lam, dist, n, seed):
 
 def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=None, *,
              kv_capacity_tokens=None, prompt_tokens=0.0, batch_time="realised",
-             warmup_jobs=None, return_records=False, backend=None) -> LLMSimResult:
+             warmup_jobs=None, return_records=False, backend=None,
+             arrivals=None) -> LLMSimResult:
     """Simulate one batching strategy from an empty system and summarise it.
 
     ``strategy``: "dynamic", "fixed" (needs ``b``), "elastic" or "continuous".
@@ -207,15 +215,24 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
     "realised" (H of the batch's longest request) or "mean" (H(b, E[L_b]), for
     fixed batching or a finite b_max).  ``warmup_jobs`` (default n_jobs // 10)
     are left out.  ``seed``: anything ``numpy.random.default_rng`` accepts.
+
+    ``arrivals`` (docs/models/llm_batching.md): None is Poisson at ``lam``; a sorted
+    array of times (s) is replayed, one request per time, so ``n_jobs`` is its length
+    and ``lam`` is ignored; an arrival process (``rate`` per s and ``sample(n, rng)``,
+    e.g. ``engine.arrivals.MMPP2``) gives ``n_jobs`` arrivals at its own rate, ``lam``
+    ignored (None allowed).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    lam = float(LAM_PER_S.check(lam))
-    if not 0.0 < lam < np.inf:
-        raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+    if arrivals is None:
+        lam = float(LAM_PER_S.check(lam))
+        if not 0.0 < lam < np.inf:
+            raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
     k1, k2, k3, k4 = check_k(k)
     check_dist(dist)
-    n = int(N_JOBS.check(n_jobs))
+    source = (arrivals if arrivals is None or is_arrival_process(arrivals)
+              else check_arrival_times(arrivals))
+    n = int(N_JOBS.check(n_jobs)) if not isinstance(source, np.ndarray) else source.size
     cap = check_b_max(b_max)
     if cap.ndim:
         raise ValueError("b_max must be a single value to simulate")
@@ -238,7 +255,7 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
     batch_loop = choose(backend, _batch_loop_fast, _batch_loop)
     continuous_loop = choose(backend, _continuous_loop_fast, _continuous_loop)
 
-    arrivals, tokens = _draw(lam, dist, n, seed)
+    arrivals, tokens = _draw(lam, dist, n, seed, source)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
     if strategy == "continuous":

@@ -1,6 +1,7 @@
 """Job-level discrete-event simulation of the CPU → GPU memory → compute-unit tandem
 with blocking (each job draws its own exponential service times; each stage follows
-its blocking rule physically).  The rules and the statistics: docs/models/pipeline.md.
+its blocking rule physically); Poisson arrivals, another arrival process or a replayed
+trace (``arrivals``).  The rules and the statistics: docs/models/pipeline.md.
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
 from ..core.domains import (LAM, N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM,
                             WARMUP)
 from ..core.jit import BACKEND, choose, compiled
@@ -147,27 +149,42 @@ class TandemSimResult:
 
 
 def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=200_000,
-                    seed=None, *, warmup_jobs=None, backend: str | None = None
-                    ) -> TandemSimResult:
+                    seed=None, *, warmup_jobs=None, backend: str | None = None,
+                    arrivals=None) -> TandemSimResult:
     """Simulate ``n_jobs`` Poisson arrivals through the tandem from empty.
 
     Arguments as for ``engine.pipeline.tandem`` (rates in jobs per time unit, times in
     that unit); ``warmup_jobs`` (default n_jobs // 10) are left out; ``seed``: anything
     ``numpy.random.default_rng`` accepts; ``backend``: "numba" or "numpy".
+
+    ``arrivals`` (docs/models/pipeline.md): None is Poisson at ``lam`` (the runs of
+    before, bit for bit); an arrival process (``rate`` per time unit and
+    ``sample(n, rng)``, e.g. ``engine.arrivals.Renewal``) gives ``n_jobs`` arrivals at
+    its own rate, ``lam`` ignored (None allowed); a sorted array of times (≥ 2, the
+    input time unit) is replayed, one job per time, so ``n_jobs`` is its length and
+    ``lam`` is ignored.
     """
-    lam = float(LAM.check(lam))
-    if not 0.0 < lam < np.inf:
-        raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+    if arrivals is None:
+        lam = float(LAM.check(lam))
+        if not 0.0 < lam < np.inf:
+            raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
     mu = [float(d.check(x)) for d, x in ((PIPE_MU_CPU, mu_cpu), (PIPE_MU_MEM, mu_mem),
                                          (PIPE_MU_CU, mu_cu))]
     K, c = single_integer(K, PIPE_K), single_integer(c, PIPE_C)
     after = blocking_rule(blocking) == "after"
-    n = int(N_JOBS.check(n_jobs))
+    replay = (None if arrivals is None or is_arrival_process(arrivals)
+              else check_arrival_times(arrivals))
+    if replay is not None and replay.size < 2:
+        raise ValueError(f"arrivals: a replayed trace needs at least 2 times, got {replay.size}")
+    n = int(N_JOBS.check(n_jobs)) if replay is None else replay.size
     warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
     warmup = min(warmup, n - 2)
     loop = choose(backend, _tandem_loop_fast, _tandem_loop)
     rng = np.random.default_rng(seed)
-    arr = np.cumsum(rng.standard_exponential(n) / lam)
+    if arrivals is None:
+        arr = np.cumsum(rng.standard_exponential(n) / lam)
+    else:
+        arr = replay if replay is not None else arrival_times(arrivals, n, rng)
     s_cpu, s_mem, s_cu = (rng.standard_exponential(n) / r for r in mu)
     leave_cpu, leave_mem, finish = np.empty(n), np.empty(n), np.empty(n)
     area = np.zeros(5)
@@ -175,6 +192,9 @@ def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=
     loop(arr, s_cpu, s_mem, s_cu, K, c, after, t0, t1,
                    leave_cpu, leave_mem, finish, area)
     span = t1 - t0
+    if arrivals is not None and not span > 0:
+        raise ValueError("arrivals: the counted arrivals (after the warm-up) must span a "
+                         "positive time")
     sl = slice(warmup, None)
     stage = {"cpu": leave_cpu[sl] - arr[sl], "mem": leave_mem[sl] - leave_cpu[sl],
              "cu": finish[sl] - leave_mem[sl], "total": finish[sl] - arr[sl]}

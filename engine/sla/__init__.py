@@ -7,7 +7,9 @@ docs/models/sla.md.
 * ``replicas``  the fewest replicas meeting an SLA
 * ``gpu``       the service rate of one GPU at a mean-latency target
 * ``traces``    load traces and replica plans over them
-* ``sim``       the dispatch simulator (also ``engine.dispatch_sim``)
+* ``sim``       the dispatch simulator (also ``engine.dispatch_sim``); any arrival process
+                or a replayed trace with ``arrivals=``, beside it the GI/G/n (Allen–Cunneen)
+                and GI/G/1 (Kingman) approximations of ``engine.core.two_moment``
 
 Replicas for 900 requests/s of 10 ms exponential service, 99% within 100 ms,
 d1 = d2 = 0.25 ms, Δ = 0.5 ms (simulation needs 11 with random_retry):
@@ -19,6 +21,7 @@ d1 = d2 = 0.25 ms, Δ = 0.5 ms (simulation needs 11 with random_retry):
 >>> int(erlang_c_min_servers(900.0, 100.0, 0.1, 99))
 10
 """
+from ..core.two_moment import mean_wait_gg1, mean_wait_ggn  # noqa: F401
 from ..core.service_laws import (SERVICE_LAWS, empirical_service, service_cdf,  # noqa: F401
                                  service_law, service_sampler)
 from .cdfs import (MISS_RESOLUTION, erlang_c, mmn_response_cdf, mmn_response_percentile,  # noqa: F401

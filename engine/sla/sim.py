@@ -1,7 +1,8 @@
 """Discrete-event simulation of request dispatch to n backends (Swayam's setting):
-random dispatch with retries, join-the-shortest-queue and one central queue.  Times
-in s, rates per s; randomness only from the ``numpy.random.Generator`` built from
-``seed``; the event loops compiled by ``engine.core.jit``.  See docs/models/sla.md.
+random dispatch with retries, join-the-shortest-queue and one central queue; Poisson
+arrivals, or any arrival process or a replayed trace (``arrivals``).  Times in s, rates
+per s; randomness only from the ``numpy.random.Generator`` built from ``seed``; the
+event loops compiled by ``engine.core.jit``.  See docs/models/sla.md.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.arrival_input import (arrival_rate, arrival_times, check_arrival_times,
+                                  is_arrival_process)
 from ..core.domains import LAM, N_BACKENDS, N_REQUESTS, NET_DELAY, WARMUP
 from ..core.jit import BACKEND, choose, compiled  # noqa: F401 (BACKEND: public API)
 from ..core.service_laws import service_sampler
@@ -202,31 +205,43 @@ class DispatchSimResult:
 
 
 def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
-                     n_requests=200_000, seed=None, *, backend=None) -> DispatchRecords:
+                     n_requests=200_000, seed=None, *, backend=None,
+                     arrivals=None) -> DispatchRecords:
     """Simulate ``n_requests`` Poisson arrivals from an empty system; the whole path.
 
     Arguments as for ``simulate_dispatch``.  Raises ``ValueError`` for a load
-    λ·E[S] ≥ n (no steady state: the retries would never end).
+    λ·E[S] ≥ n (no steady state: the retries would never end), λ the process's rate
+    or the trace's mean rate with ``arrivals``.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    lam = float(LAM.check(lam))
+    if arrivals is None:
+        lam = float(LAM.check(lam))
     n = int(N_BACKENDS.check(n))
     d1, d2, delta = (float(NET_DELAY.check(v, name))
                      for v, name in ((d1, "d1"), (d2, "d2"), (delta, "delta")))
-    n_req = int(N_REQUESTS.check(n_requests))
+    replay = (None if arrivals is None or is_arrival_process(arrivals)
+              else check_arrival_times(arrivals))
+    n_req = int(N_REQUESTS.check(n_requests)) if replay is None else replay.size
     sampler, mean_s = service_sampler(service)
-    if not 0.0 < lam < np.inf:
+    if arrivals is None and not 0.0 < lam < np.inf:
         raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
-    if lam * mean_s >= n or mean_s > 0 and lam >= n / mean_s:   # n/E[S]·E[S] can round < n
-        raise ValueError(f"lam = {lam:g} per s is at or beyond the capacity n/E[S] = "
+    rate = lam if arrivals is None else arrival_rate(arrivals)
+    if replay is not None and replay.size == 1:
+        rate = 0.0                                     # one request: no load to check
+    if rate * mean_s >= n or mean_s > 0 and rate >= n / mean_s:   # n/E[S]·E[S] can round < n
+        what = "lam" if arrivals is None else "the mean rate of arrivals"
+        raise ValueError(f"{what} = {rate:g} per s is at or beyond the capacity n/E[S] = "
                          f"{n / mean_s:g} per s: no steady state to simulate")
     c = d1 + d2 + delta
     if policy == "random_retry" and c <= 0.0:
         raise ValueError("d1 + d2 + delta must be > 0 for random_retry (retries need time)")
     loop = choose(backend, *_LOOPS[policy])
     rng = np.random.default_rng(seed)
-    arrival = np.cumsum(rng.standard_exponential(n_req) / lam)
+    if arrivals is None:
+        arrival = np.cumsum(rng.standard_exponential(n_req) / lam)
+    else:
+        arrival = replay if replay is not None else arrival_times(arrivals, n_req, rng)
     svc = sampler(rng, n_req)
     if svc.shape != (n_req,) or not np.all(np.isfinite(svc)) or np.any(svc < 0):
         raise ValueError("service must give finite times >= 0")
@@ -253,7 +268,7 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
 
 def simulate_dispatch(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
                       n_requests=200_000, seed=None, *, warmup_requests=None,
-                      backend=None) -> DispatchSimResult:
+                      backend=None, arrivals=None) -> DispatchSimResult:
     """Simulate one dispatch policy from empty and summarise it.
 
     ``policy``: "random_retry", "jsq" or "central_queue"; ``lam``: arrival
@@ -263,9 +278,17 @@ def simulate_dispatch(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
     and backend→frontend message times (s); ``delta``: the frontend's pause
     before a retry (s).  ``warmup_requests`` (default n_requests // 10) are
     left out of the statistics.  ``seed``: anything ``default_rng`` accepts.
+
+    ``arrivals`` (docs/models/sla.md): None is Poisson at ``lam``; a sorted array of
+    times (s) is replayed, one request per time, so ``n_requests`` is its length and
+    ``lam`` is ignored; an arrival process (``rate`` per s and ``sample(n, rng)``, e.g.
+    ``engine.arrivals.Renewal``) gives ``n_requests`` arrivals at its own rate, ``lam``
+    ignored (None allowed).  The load check uses the process's rate or the trace's mean
+    rate (k − 1)/(t_k − t_1) (inf for k > 1 simultaneous times; one time passes): a
+    trace may exceed n/E[S] in bursts, not on average.
     """
     rec = simulate_records(policy, lam, service, n, d1, d2, delta, n_requests, seed,
-                           backend=backend)
+                           backend=backend, arrivals=arrivals)
     n_req = rec.arrival.size
     warm = n_req // 10 if warmup_requests is None else int(WARMUP.check(warmup_requests,
                                                                           "warmup_requests"))

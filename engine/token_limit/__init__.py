@@ -6,8 +6,11 @@ would exceed the patience τ leaves.  Submodules: ``formulas`` (token moments,
 M/G/1 wait, load, utility, objectives), ``patience`` (the exact M/G/1+D solver,
 closed forms, ``impatience``), ``curves`` (over n_max, token-law summary),
 ``answers`` (one limit, the optimal limit, §V-B paper vs model), ``sim`` (the
-simulator).  The model, derivations and errata: docs/models/token_limit.md.
+simulator; any arrival process or a replayed trace with ``arrivals=``, beside it
+Kingman's GI/G/1 approximation ``mean_wait_gg1`` from ``engine.core.two_moment``).
+The model, derivations and errata: docs/models/token_limit.md.
 """
+from ..core.two_moment import mean_wait_gg1
 from .answers import (LimitPoint, OptimalLimit, PaperValue, limit_point, optimal_limit,
                       paper_comparison, percent_change)
 from .curves import (NO_LIMIT_MAX_TOKENS, LimitCurves, TokenLawSummary, limit_curves, limit_grid,
@@ -24,6 +27,7 @@ __all__ = ["EXACT_LAM_TAU", "EXACT_SPAN", "NO_LIMIT_MAX_TOKENS", "TAIL_SPLIT", "
            "TokenLawSummary", "TokenQueueSimResult", "clipped_token_moments", "impatience",
            "largest_stable_limit", "limit_curves", "limit_grid", "limit_point",
            "md1_deterministic_patience", "mean_requested_tokens", "mean_utility", "mean_wait",
+           "mean_wait_gg1",
            "mm1_deterministic_patience", "objective_v1", "objective_v2", "optimal_limit",
            "paper_comparison", "percent_change", "rate_at_load", "service_moments", "simulate_token_queue", "token_law_summary",
            "utilization"]

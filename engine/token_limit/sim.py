@@ -1,4 +1,5 @@
-"""Simulation of the clipped M/G/1 queue with deterministic patience (the exact sample path)."""
+"""Simulation of the clipped M/G/1 queue with deterministic patience (the exact sample path);
+GI/G/1 or a replayed trace with ``arrivals``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
+from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
 from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, N_JOBS, PATIENCE_S, WARMUP, check_n_max
 from ..core.jit import choose, compiled
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
@@ -63,17 +65,25 @@ class TokenQueueSimResult:
 
 
 def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_000, seed=None,
-                         *, warmup_jobs=None, backend: str | None = None) -> TokenQueueSimResult:
+                         *, warmup_jobs=None, backend: str | None = None,
+                         arrivals=None) -> TokenQueueSimResult:
     """Simulate the clipped M/G/1 queue (with deterministic patience) from empty.
 
     Poisson arrivals of rate ``lam``; n = max(1, ⌈X⌉), X ~ ``dist``; service
     a·min(n, n_max) + c.  ``patience=None`` (or inf): everyone waits.
     ``warmup_jobs`` (default n_jobs // 10) are left out.  Times in seconds.  ``seed``: anything
     ``numpy.random.default_rng`` accepts.  ``backend``: "numba" or "numpy".
+
+    ``arrivals`` (GI/G/1 and trace replay; docs/models/token_limit.md): None is Poisson
+    at ``lam``; a sorted array of times (s) is replayed, one request per time, so
+    ``n_jobs`` is its length and ``lam`` is ignored; an arrival process (``rate`` per s
+    and ``sample(n, rng)``, e.g. ``engine.arrivals.Renewal``) gives ``n_jobs`` arrivals
+    at its own rate, ``lam`` ignored (None allowed).
     """
-    lam = float(LAM_PER_S.check(lam))
-    if not 0.0 < lam < np.inf:
-        raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+    if arrivals is None:
+        lam = float(LAM_PER_S.check(lam))
+        if not 0.0 < lam < np.inf:
+            raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
     a, c = float(A_S_PER_TOKEN.check(a)), float(C_S.check(c))
     m = check_n_max(n_max)
     if m.ndim:
@@ -81,12 +91,18 @@ def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_
     tau = np.inf if patience is None else PATIENCE_S.check(patience)
     if np.ndim(tau):
         raise ValueError("patience must be a single value to simulate")
-    n = int(N_JOBS.check(n_jobs))
+    replay = (None if arrivals is None or is_arrival_process(arrivals)
+              else check_arrival_times(arrivals))
+    n = int(N_JOBS.check(n_jobs)) if replay is None else replay.size
     warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
     warmup = min(warmup, n - 1)
     loop = choose(backend, _sim_loop_fast, _sim_loop)
     rng = np.random.default_rng(seed)
-    gaps = rng.standard_exponential(n) / lam
+    if arrivals is None:
+        gaps = rng.standard_exponential(n) / lam
+    else:
+        times = replay if replay is not None else arrival_times(arrivals, n, rng)
+        gaps = np.diff(times, prepend=0.0)          # from the empty system at t = 0
     tokens = np.minimum(token_laws.sample_tokens(dist, n, rng), float(m))
     service = a * tokens + c
     wait, served = np.empty(n), np.empty(n)

@@ -2,6 +2,8 @@
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+from engine.arrivals import Renewal
+from engine.core.domains import ARRIVAL_SCV
 
 
 # ============================================================ engine.llm_batching
@@ -257,6 +259,17 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
         assert 0 <= r.utilization <= 1 + 1e-9 + rounding
         tally(llm_batching.simulate)
         tally(llm_batching_sim.simulate)
+    lam = float(at_load(rho[0], cap))
+    if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
+        process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
+        times = process.sample(n_jobs, np.random.default_rng(seed))
+        for arrivals in (process, times):
+            r = llm_batching.simulate(strategy, None, **kw, arrivals=arrivals,
+                                      return_records=True)
+            assert_no_nan(r, allowed=("start", "finish"))
+            assert r.records.arrival.size == n_jobs
+        raises_naming("arrivals", llm_batching.simulate, strategy, None, **kw,
+                      arrivals=np.append(times, np.nan))
     params = dict(lam=1.0, b=b, b_max=b_max, n_jobs=n_jobs, kv_capacity_tokens=kv or 1e4,
                   prompt_tokens=prompt, warmup_jobs=warmup or 0)
     p, bad = corrupt(data, params, {**LLM_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})

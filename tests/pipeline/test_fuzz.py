@@ -2,6 +2,8 @@
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+from engine.arrivals import Renewal
+from engine.core.domains import ARRIVAL_SCV
 from engine.pipeline import answers, blas, chain, checks, exact, qbd, sim as pipe_sim, specs, stations
 
 
@@ -204,6 +206,20 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
         assert r.w_total >= 0 and r.throughput >= 0
         assert 0 <= r.p_cpu_blocked <= 1 + 1e-9 and 0 <= r.p_mem_blocked <= 1 + 1e-9
         tally(pipeline_sim.simulate_tandem)
+    lam = float(at_load(rho[0], cap))
+    if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
+        process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
+        args = dict(lam=None, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c,
+                    blocking=blocking, n_jobs=n_jobs, seed=seed, warmup_jobs=warmup)
+        times = process.sample(n_jobs, np.random.default_rng(seed))
+        for arrivals in (process, times):
+            r = pipeline_sim.simulate_tandem(**args, arrivals=arrivals)
+            assert_no_nan(r)
+            assert r.w_total >= 0 and r.throughput >= 0
+            assert r.n_jobs == n_jobs - min(n_jobs // 10 if warmup is None else warmup,
+                                            n_jobs - 2)
+        raises_naming("arrivals", pipeline_sim.simulate_tandem, **args,
+                      arrivals=np.append(times, -1.0))
     params = dict(lam=1.0, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c, n_jobs=n_jobs,
                   warmup_jobs=warmup or 0)
     p, bad = corrupt(data, params, {**PIPE_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})

@@ -1,7 +1,9 @@
 """Fuzz tests of the autoscaling for a latency SLA (engine.sla and the dispatch simulator): the contract of tests/fuzzing.py
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from engine.arrivals import Renewal
 from engine.core import roots
+from engine.core.domains import ARRIVAL_SCV
 from engine.core import service_laws as core_laws
 from engine.sla import cdfs, checks, gpu, replicas, traces, units
 from engine.sla import sim as sla_sim
@@ -273,6 +275,23 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
         assert_no_nan(rec)
         tally(dispatch_sim.simulate_dispatch)
         tally(dispatch_sim.simulate_records)
+    lam = float(at_load(rho[0], cap))
+    if 0 < lam < cap and (policy != "random_retry" or c >= 1e-3 * n / cap):
+        # ``arrivals``: a renewal process at λ, then its replay (bursts beyond n/E[S] pass)
+        process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
+        times = process.sample(n_requests, np.random.default_rng(seed))
+        kw = dict(policy=policy, lam=None, service=service, n=n, d1=d1, d2=d2, delta=delta,
+                  n_requests=n_requests, seed=seed)
+        for arrivals in (process, times):
+            try:
+                r = dispatch_sim.simulate_dispatch(**kw, warmup_requests=0, arrivals=arrivals)
+            except ValueError as err:   # documented: a trace's mean rate at or beyond n/E[S]
+                assert arrivals is times and "mean rate of arrivals" in str(err)
+                continue
+            assert_no_nan(r, allowed=("p_busy_retry",))
+            assert r.n_requests == n_requests and r.mean_response >= r.mean_waiting >= -1e-12
+        raises_naming("arrivals", dispatch_sim.simulate_records, **kw,
+                      arrivals=np.append(times, np.inf))
     params = dict(lam=0.5 * cap, n=n, d1=d1, d2=d2, delta=delta + 1e-3, n_requests=n_requests,
                   warmup_requests=warmup or 0)
     p, bad = corrupt(data, params, {"lam": LAM, "n": N_BACKENDS, "d1": NET_DELAY,

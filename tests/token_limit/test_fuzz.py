@@ -2,6 +2,8 @@
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+from engine.arrivals import Renewal
+from engine.core.domains import ARRIVAL_SCV
 from engine.token_limit import (answers as tl_answers, curves as tl_curves,
                                 formulas as tl_formulas, patience as tl_patience, sim as tl_sim)
 
@@ -288,6 +290,19 @@ def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, s
         if patience is not None:
             assert r.mean_wait_all <= patience * (1 + 1e-9)
         tally(token_limit.simulate_token_queue)
+    lam = float(at_load(rho[0], 1 / es))
+    if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
+        process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
+        args = dict(lam=None, a=a, c=c, dist=law, n_max=n_max, patience=patience,
+                    n_jobs=n_jobs, seed=seed, warmup_jobs=warmup)
+        times = process.sample(n_jobs, np.random.default_rng(seed))
+        for arrivals in (process, times):
+            r = token_limit.simulate_token_queue(**args, arrivals=arrivals)
+            assert_no_nan(r)
+            assert r.n_jobs == n_jobs - min(n_jobs // 10 if warmup is None else warmup,
+                                            n_jobs - 1)
+        raises_naming("arrivals", token_limit.simulate_token_queue, **args,
+                      arrivals=np.append(times, -1.0))
     params = dict(lam=max(float(at_load(rho[0], 1 / es)), 1e-6) if np.isfinite(rho[0])
                   else 1.0, a=a, c=c, n_max=n_max, patience=patience or 10.0, n_jobs=n_jobs,
                   warmup_jobs=warmup or 0)
