@@ -12,6 +12,8 @@ Times in any one unit (the presets use ms, so λ is per ms).
 * ``sim``         the discrete-event simulator (greedy and Triton-style batchers)
 * ``closed_loop`` N clients in a loop (perf_analyzer's fixed concurrency), several copies
 * ``closed_sim``  the closed-loop simulator
+* ``mmpp``        exact means under MMPP-2 (bursty) arrivals: ``mean_latency_mmpp2``
+                  (its chain in ``mmpp_chain``, the counting matrices in ``map_counts``)
 
 The model, its derivations and the paper's errata: docs/models/batching.md.
 
@@ -37,6 +39,7 @@ from .formulas import (LOAD_UNITS, MEAN_BATCH, RATE_PER_S, RHO, batch_energy, be
                        throughput_per_s, utilization_bound)
 from .means import (DynamicBatching, Stationary, energy_efficiency, mean_batch_size, mean_latency,
                     mean_wait, stationary, utilization)
+from .mmpp import Mmpp2Batching, mean_latency_mmpp2
 from .sim import BatchingSimResult, SimRecords, simulate_batching, simulate_records, summarize
 
 __all__ = [
@@ -55,4 +58,5 @@ __all__ = [
     "busy_split", "cost_per_million", "operating_point_at", "Validation", "validation",
     "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
     "ClosedLoop", "closed_loop", "ClosedLoopSimResult", "simulate_closed_loop",
+    "Mmpp2Batching", "mean_latency_mmpp2",
 ]

@@ -1,6 +1,7 @@
 """Discrete-event simulator of a batching inference server (one GPU, FIFO queue).
 
-Poisson arrivals (or a replayed trace); when the server is free and jobs wait, a
+Poisson arrivals (or a replayed trace, or any arrival process with ``rate`` and
+``sample(n, rng)``); when the server is free and jobs wait, a
 batch of at most ``b_max`` of them starts, taking τ[b] (αb + τ0, a measured table
 or a callable).  Policies: greedy (the paper's) or the Triton-style dynamic batcher
 (``max_queue_delay``, ``preferred_batch_size``).  ``simulate_records`` returns the
@@ -14,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..core.arrival_input import arrival_rate, arrival_times, is_arrival_process
 from ..core.domains import ALPHA, DELAY, LAM, N_JOBS, PREFERRED, TAU0, WARMUP, check_b_max
 from ..core.jit import BACKEND, choose, compiled
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
@@ -207,6 +209,7 @@ def _tau_table(law, size: int) -> np.ndarray:
 class _Setup:
     lam: float
     arrivals: np.ndarray | None
+    process: object | None          # an arrival process: n_jobs times drawn in ``_run``
     n_jobs: int
     law: object
     limit: int
@@ -217,7 +220,12 @@ class _Setup:
 
 def _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,
            preferred_batch_size, backend, arrivals=None) -> _Setup:
-    if arrivals is not None:
+    process = None
+    if arrivals is not None and is_arrival_process(arrivals):
+        arrival_rate(arrivals)                  # a positive finite rate, or ValueError
+        process, arrivals = arrivals, None
+        lam, n_jobs = float("nan"), int(N_JOBS.check(n_jobs))
+    elif arrivals is not None:
         arrivals = np.asarray(arrivals, dtype=float)
         if arrivals.ndim != 1 or arrivals.size < 1:
             raise ValueError("arrivals must be a non-empty 1-d array of times")
@@ -245,7 +253,8 @@ def _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,
         if b_max is not None and preferred > b_max:
             raise ValueError(f"preferred_batch_size = {preferred} exceeds b_max = {b_max}")
     loop = choose(backend, _event_loop_fast, _event_loop)
-    return _Setup(lam, arrivals, n_jobs, law, limit, delay, min(preferred, limit), loop)
+    return _Setup(lam, arrivals, process, n_jobs, law, limit, delay, min(preferred, limit),
+                  loop)
 
 
 def _run(setup: _Setup, seed, warmup: int, lat_store, rec=None):
@@ -256,6 +265,9 @@ def _run(setup: _Setup, seed, warmup: int, lat_store, rec=None):
     """
     rng = np.random.default_rng(seed)
     n = setup.n_jobs
+    times = setup.arrivals
+    if setup.process is not None:               # drawn once, from a child of the run's rng
+        times = arrival_times(setup.process, n, rng)
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
     rec_start, rec_finish, rec_first, rec_size = rec if rec is not None else (
         empty_f, empty_f, empty_i, empty_i)
@@ -276,8 +288,8 @@ def _run(setup: _Setup, seed, warmup: int, lat_store, rec=None):
             if pending + m > buf.size:          # a long queue: grow the buffer
                 buf = np.concatenate([buf[:pending], np.empty(max(buf.size, m))])
             new = buf[pending:pending + m]
-            if setup.arrivals is not None:
-                new[:] = setup.arrivals[generated:generated + m]
+            if times is not None:
+                new[:] = times[generated:generated + m]
             else:
                 rng.standard_exponential(m, out=new)
                 last = _to_arrival_times(new, 1.0 / setup.lam, last)
@@ -368,7 +380,10 @@ def simulate_batching(lam, alpha=None, tau0=None, b_max=None, n_jobs=200_000, se
     out of every statistic.  ``seed``: anything ``numpy.random.default_rng``
     accepts.  ``return_latencies`` keeps the per-job latencies (after warm-up).
     ``arrivals``: sorted arrival times to replay instead of Poisson ones (a
-    trace); then ``lam`` and ``n_jobs`` are ignored.
+    trace; then ``lam`` and ``n_jobs`` are ignored), or an arrival process (an
+    object with ``rate`` and ``sample(n, rng)``, ``engine.arrivals``; then ``lam`` is
+    ignored and ``n_jobs`` arrivals are drawn from it with a child of the run's
+    generator, ``engine.core.arrival_input.arrival_times``).
     ``backend``: "numba" or "numpy" (default: numba when installed).
     """
     setup = _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,

@@ -616,3 +616,53 @@ FUZZED = {
         "SimRecords": (test_simulate_batching, "simulate_records"),
         "BatchingSimResult": (test_simulate_batching, "simulate_batching")},
 }
+
+
+# ============================================================ engine.batching: MMPP-2 arrivals
+
+from engine.arrivals import MMPP2, Poisson  # noqa: E402
+from engine.batching import mmpp as b_mmpp  # noqa: E402
+
+MMPP_DOMAINS = {"alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX}
+BAD_ARRIVALS = st.sampled_from([None, object(), np.array([0.0, 1.0]), Poisson(1.0), "MMPP2",
+                                2.0])
+
+
+# One chain solve a case: a few ms, up to ~2 s at ρ = 0.999 without a cap (1,500 levels).
+@fuzz(80)
+@given(valid(ALPHA), st.floats(0.0, 50.0), st.one_of(st.none(), st.integers(1, 16)),
+       rho(), st.floats(1.0, 20.0), st.floats(0.05, 0.95), st.floats(-2.0, 2.0), st.data())
+def test_mean_latency_mmpp2(alpha, overhead, b_max, load, ratio, share, period, data):
+    """mean_latency_mmpp2 over MMPP-2 shapes (phase rates 1-20 apart, phase 1 for 5-95 %
+    of the time, switching every 0.01-100 batch times) and loads ρ of capacity: no NaN,
+    inf exactly when unstable, E[W] ≥ τ[1], 1 ≤ E[B] ≤ b_max, utilisation in [0, 1],
+    throughput λ where the truncation converged; bad arguments name themselves."""
+    tau0 = overhead * alpha                       # τ0 from 0 to 50 α: any magnitude of α
+    cap = float(batching.capacity(alpha, tau0, b_max))
+    lam = float(np.clip(at_load(load, cap), 1e-300, 1e300))
+    r2 = lam / (share * ratio + 1.0 - share)
+    cycle = (alpha + tau0) * 10.0 ** period
+    m = MMPP2(ratio * r2, r2, 1.0 / (cycle * share), 1.0 / (cycle * (1.0 - share)))
+    r = b_mmpp.mean_latency_mmpp2(m, alpha, tau0, b_max)
+    assert_no_nan(r)
+    unstable = not bool(batching.below_capacity(m.rate, alpha, tau0, b_max))
+    assert r.stable == (not unstable)
+    for name in ("mean_latency", "mean_wait", "mean_processing"):
+        assert_inf_iff(getattr(r, name), unstable, name)
+    tau1 = alpha + tau0
+    assert r.mean_latency >= tau1 * (1 - 1e-9) and r.mean_wait >= 0
+    big = np.inf if b_max is None else b_max
+    assert 1 - 1e-9 <= r.mean_batch_size <= big and 0 <= r.utilization <= 1
+    assert r.tail_mass >= 0 and r.n_levels >= 0
+    if unstable:
+        assert r.mean_batch_size == big and r.utilization == 1 and r.throughput == cap
+    elif r.converged:
+        assert close(r.throughput, m.rate, 1e-6) and r.tail_mass < 1e-12
+    tally(b_mmpp.mean_latency_mmpp2)
+    p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0, b_max=b_max), MMPP_DOMAINS)
+    raises_naming(bad, b_mmpp.mean_latency_mmpp2, m, p["alpha"], p["tau0"], p["b_max"])
+    raises_naming("arrivals", b_mmpp.mean_latency_mmpp2, data.draw(BAD_ARRIVALS), alpha, tau0)
+
+
+FUZZED[b_mmpp] = {"mean_latency_mmpp2": test_mean_latency_mmpp2,
+                  "Mmpp2Batching": (test_mean_latency_mmpp2, "mean_latency_mmpp2")}
