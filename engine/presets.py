@@ -591,3 +591,167 @@ def load_online_pair(path) -> OnlinePair:
 def online_pairs(directory=ONLINE_PAIR_DIR) -> dict[str, OnlinePair]:
     """All offline/online pair presets in ``directory`` (one TOML file each), keyed by id."""
     return _load_all(directory, load_online_pair)
+
+
+# ---------------------------------------------------------------- arrival-process presets
+# presets/arrivals/*.toml: a request trace's arrival times as a summary (never the
+# timestamps): engine.arrivals.describe's statistics at a few windows, the MMPP-2 of
+# engine.arrivals.fit_mmpp2, and the requests per bin for drawing the rate over time.
+#
+#     id = "azure_2023_code"
+#     name = "..."
+#     trace_name = "the Azure code trace"     # words for labels: "MMPP-2 fitted to <...>"
+#     source = "..."
+#     n_requests = 8819
+#     duration_s = 3435.9                      # first to last arrival
+#     mean_rate_per_s = 2.566                  # (n − 1)/duration
+#     scv = 172.96                             # of the gaps
+#     [windows]
+#     window_s = [1.0, 10.0, 60.0, 300.0]      # increasing
+#     idc = [...]                              # index of dispersion of counts per window
+#     peak_to_mean = [...]                     # busiest window / mean window, per window
+#     [mmpp2]
+#     rate_1_per_s = 14.4                      # and rate_2_per_s, switch_12_per_s, switch_21_per_s
+#     [rate_over_time]
+#     bin_s = 30.0
+#     requests = [17, 46, ...]                 # requests per bin from the first arrival
+
+ARRIVAL_DIR = PRESET_DIR / "arrivals"
+_ARRIVAL_TOP = {"id": str, "name": str, "trace_name": str, "source": str, "n_requests": int,
+                "duration_s": float, "mean_rate_per_s": float, "scv": float,
+                "windows": dict, "mmpp2": dict, "rate_over_time": dict}
+_ARRIVAL_WINDOWS = ("window_s", "idc", "peak_to_mean")
+_ARRIVAL_MMPP2 = ("rate_1_per_s", "rate_2_per_s", "switch_12_per_s", "switch_21_per_s")
+_ARRIVAL_BINS = ("bin_s", "requests")
+
+
+@dataclass(frozen=True)
+class ArrivalPreset:
+    """The arrival times of a request trace as a summary: ``n_requests`` over
+    ``duration_s`` (s, first to last arrival) at ``mean_rate_per_s``; the gaps' squared
+    coefficient of variation ``scv``; per window of ``window_s`` (s) the index of
+    dispersion of counts ``idc`` and the busiest window's count over the mean
+    ``peak_to_mean`` (``engine.arrivals.describe``); the fitted MMPP-2's rates per s
+    (``engine.arrivals.fit_mmpp2``); ``requests_per_bin`` in bins of ``bin_s`` s from the
+    first arrival.  ``trace_name`` names the trace in labels; ``source`` cites it."""
+
+    id: str
+    name: str
+    trace_name: str
+    source: str
+    n_requests: int
+    duration_s: float
+    mean_rate_per_s: float
+    scv: float
+    window_s: np.ndarray
+    idc: np.ndarray
+    peak_to_mean: np.ndarray
+    rate_1_per_s: float
+    rate_2_per_s: float
+    switch_12_per_s: float
+    switch_21_per_s: float
+    bin_s: float
+    requests_per_bin: np.ndarray
+
+    @property
+    def rate_per_s(self) -> np.ndarray:
+        """Arrivals per s in each bin (``requests_per_bin`` / ``bin_s``)."""
+        return self.requests_per_bin / self.bin_s
+
+    @property
+    def bin_start_s(self) -> np.ndarray:
+        """Start of each bin, s from the first arrival."""
+        return self.bin_s * np.arange(self.requests_per_bin.size)
+
+    def mmpp2(self):
+        """The fitted two-phase MMPP (``engine.arrivals.MMPP2``, rates per s), named
+        "fitted to <trace_name>"."""
+        from .arrivals import MMPP2
+        return MMPP2(self.rate_1_per_s, self.rate_2_per_s, self.switch_12_per_s,
+                     self.switch_21_per_s, f"fitted to {self.trace_name}")
+
+
+def _number_field(table: dict, key: str, where: str, *, positive: bool = True,
+                  whole: bool = False):
+    """``table[key]`` as a finite number (> 0, or ≥ 0 with ``positive=False``; whole
+    with ``whole=True``), else ``ValueError`` naming ``where`` and the field."""
+    val = table[key]
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        raise ValueError(f"{where}: field {key!r} must be a number, got {val!r}")
+    low = val <= 0 if positive else val < 0
+    if not np.isfinite(val) or low:
+        rule = "positive" if positive else "at least 0"
+        raise ValueError(f"{where}: field {key!r} must be {rule} and finite, got {val!r}")
+    if whole:
+        if val != int(val):
+            raise ValueError(f"{where}: field {key!r} must be a whole number, got {val!r}")
+        return int(val)
+    return float(val)
+
+
+def _number_list(values, where: str, *, low: float = 0.0) -> np.ndarray:
+    """A non-empty list of finite numbers ≥ ``low``, as a read-only float array."""
+    if not isinstance(values, list) or not values or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{where}: must be a non-empty list of numbers")
+    arr = np.array(values, dtype=float)
+    bad = ~np.isfinite(arr) | (arr < low)
+    if bad.any():
+        raise ValueError(f"{where}: values must be finite and at least {low:g}, "
+                         f"got {arr[bad][0]:g}")
+    return _frozen(arr)
+
+
+def load_arrival_preset(path) -> ArrivalPreset:
+    """Load and validate one arrival-preset TOML file (``ValueError`` naming the file and
+    the field): every field present and no other; the numbers finite and positive
+    (``rate_2_per_s`` and the bin counts may be 0, bin counts whole, ``n_requests`` a
+    whole number ≥ 2, ``peak_to_mean`` ≥ 1); the window columns of one length with
+    ``window_s`` increasing; a valid MMPP-2 (rates not both 0)."""
+    path = Path(path)
+    data = _read_toml(path)
+    where = path.name
+    _check_keys(data, _ARRIVAL_TOP, _ARRIVAL_TOP, where)
+    for key in ("id", "name", "trace_name", "source"):
+        if not isinstance(data[key], str) or not data[key]:
+            raise ValueError(f"{where}: field {key!r} must be a non-empty string")
+    for key in ("windows", "mmpp2", "rate_over_time"):
+        if not isinstance(data[key], dict):
+            raise ValueError(f"{where}: field {key!r} must be a table")
+    n = _number_field(data, "n_requests", where, whole=True)
+    if n < 2:
+        raise ValueError(f"{where}: field 'n_requests' must be at least 2, got {n}")
+    top = {k: _number_field(data, k, where) for k in ("duration_s", "mean_rate_per_s", "scv")}
+    win = data["windows"]
+    _check_keys(win, _ARRIVAL_WINDOWS, _ARRIVAL_WINDOWS, f"{where} [windows]")
+    cols = {k: _number_list(win[k], f"{where} [windows].{k}") for k in _ARRIVAL_WINDOWS}
+    for key, arr in cols.items():
+        if arr.size != cols["window_s"].size:
+            raise ValueError(f"{where} [windows].{key}: {arr.size} values, window_s has "
+                             f"{cols['window_s'].size}")
+    if np.any(cols["window_s"] <= 0) or np.any(np.diff(cols["window_s"]) <= 0):
+        raise ValueError(f"{where} [windows].window_s: must be positive and increasing")
+    if np.any(cols["peak_to_mean"] < 1):
+        raise ValueError(f"{where} [windows].peak_to_mean: must be at least 1 (the busiest "
+                         f"window holds at least the mean)")
+    mm = data["mmpp2"]
+    _check_keys(mm, _ARRIVAL_MMPP2, _ARRIVAL_MMPP2, f"{where} [mmpp2]")
+    rates = {k: _number_field(mm, k, f"{where} [mmpp2]", positive=k.startswith("switch"))
+             for k in _ARRIVAL_MMPP2}
+    if rates["rate_1_per_s"] == 0 and rates["rate_2_per_s"] == 0:
+        raise ValueError(f"{where} [mmpp2].rate_1_per_s: rate_1_per_s and rate_2_per_s must "
+                         f"not both be 0")
+    bins = data["rate_over_time"]
+    _check_keys(bins, _ARRIVAL_BINS, _ARRIVAL_BINS, f"{where} [rate_over_time]")
+    bin_s = _number_field(bins, "bin_s", f"{where} [rate_over_time]")
+    counts = _number_list(bins["requests"], f"{where} [rate_over_time].requests")
+    if np.any(counts != np.round(counts)):
+        raise ValueError(f"{where} [rate_over_time].requests: must be whole numbers")
+    return ArrivalPreset(id=data["id"], name=data["name"], trace_name=data["trace_name"],
+                         source=data["source"], n_requests=n, **top, **cols, **rates,
+                         bin_s=bin_s, requests_per_bin=counts)
+
+
+def arrival_presets(directory=ARRIVAL_DIR) -> dict[str, ArrivalPreset]:
+    """All arrival presets in ``directory`` (one TOML file each), keyed by id."""
+    return _load_all(directory, load_arrival_preset)

@@ -25,8 +25,10 @@ def rows(scenario, here, lam_sla: float, lam_p99: float, p99: float | None) -> l
     """(label, value with units) of the results table at the operating point ``here``."""
     alpha = scenario.fit.alpha_ms
     eta, joules = here.energy_efficiency_per_j, here.joules_per_request
+    how = "" if scenario.arrivals.kind in ("poisson", "mmpp2") else " (simulated)"
     return [
-        ("Mean latency per request", f"{here.mean_latency_ms:.3g} ms" if here.stable else UNSTABLE),
+        (f"Mean latency per request{how}",
+         f"{here.mean_latency_ms:.3g} ms" if here.stable else UNSTABLE),
         ("p99 latency (simulated)", f"{p99:.3g} ms" if p99 is not None else UNSTABLE),
         ("Requests per batch (mean)", f"{here.mean_batch_size:.3g}"),
         ("GPU busy (share of time)", f"{100 * here.utilization:.1f} %"),
@@ -35,7 +37,8 @@ def rows(scenario, here, lam_sla: float, lam_p99: float, p99: float | None) -> l
         ("Energy per request", "n/a" if joules is None else f"{joules:.3g} J"),
         ("Cost per million requests", f"${here.usd_per_million:.3g}" if here.stable else "n/a"),
         (f"Largest load with mean latency ≤ {scenario.sla_ms:g} ms", rate_text(lam_sla, alpha)),
-        (f"Largest load with p99 ≤ {scenario.sla_ms:g} ms (simulated)", rate_text(lam_p99, alpha))]
+        (f"Largest load with p99 ≤ {scenario.sla_ms:g} ms (simulated)", rate_text(lam_p99, alpha)),
+        ("Arrivals", scenario.arrivals.label)]
 
 
 def busy_note(scenario, here) -> str:
@@ -58,7 +61,8 @@ def scenario_sentence(scenario, here) -> str:
              else "batches of any size")
     return (f"{scenario.profile.name} serving {here.rate_per_s:,.0f} requests/s "
             f"({100 * here.rho:.0f} % of the {1000 / scenario.fit.alpha_ms:,.0f} requests/s "
-            f"that per-request work allows), {limit}, latency target {scenario.sla_ms:g} ms.")
+            f"that per-request work allows; {scenario.arrivals.label}), {limit}, latency "
+            f"target {scenario.sla_ms:g} ms.")
 
 
 def parameters(scenario, here) -> dict:
@@ -70,6 +74,7 @@ def parameters(scenario, here) -> dict:
             "Largest batch (b_max)": f"{scenario.b_max} requests" if scenario.b_max
             else "no limit",
             "Load": f"{here.rate_per_s:,.6g} requests/s (ρ = {here.rho:.4f})",
+            "Arrivals": scenario.arrivals.label,
             "Latency target (SLA)": f"{scenario.sla_ms:g} ms",
             "GPU price": f"${scenario.gpu_usd_per_hour:g} per hour",
             "Electricity price": f"${scenario.usd_per_kwh:g} per kWh"}
@@ -92,7 +97,7 @@ def report_sections(scenario, lam_per_ms: float, baseline) -> list:
     """[(human title, figure, caption)] of every chart view; a view's notes go under its
     last chart."""
     out = []
-    for view in views.CHART_VIEWS:
+    for view in views.report_views(scenario, lam_per_ms):
         point = Point.for_view(view, lam_per_ms, baseline)
         shown = views.figures(view, scenario, point)
         notes = " ".join(views.captions(view, scenario, point))

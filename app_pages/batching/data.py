@@ -5,6 +5,7 @@ import numpy as np
 
 from engine import batching, fit
 from engine.presets import batch_profiles
+from ui.arrivals_input import POISSON
 from ui.budget import heavy, long_running
 from ui.memo import memo
 
@@ -57,22 +58,30 @@ def max_rate_mean(target_ms, alpha, tau0, b_max) -> float:
     return batching.max_rate_for_mean_latency(target_ms, alpha, tau0, b_max)
 
 
+def arrivals_at(arrivals, lam) -> dict:
+    """The simulator's ``arrivals`` keyword for the choice ``arrivals``
+    (``ui.arrivals_input``) at rate ``lam`` (per ms): none for Poisson (the simulator's
+    own arrivals, as before), else the process time-scaled to ``lam``."""
+    return {} if arrivals.is_poisson else {"arrivals": arrivals.process(lam)}
+
+
 @memo(512)
 @heavy
-def _rate_point(lam, alpha, tau0, b_max, n_jobs, i):
-    return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs, batching.rate_seed(SEED, i))
+def _rate_point(lam, alpha, tau0, b_max, n_jobs, i, arrivals=POISSON):
+    return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs, batching.rate_seed(SEED, i),
+                                  **arrivals_at(arrivals, lam))
 
 
 @memo(CACHE_SIZE)
-def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
-    """Simulated sweep over loads (fractions of capacity), point by point so each
-    point is cached and a progress bar moves between points.  Whole sweeps are
-    memoised too (one lookup on a rerun instead of one per point)."""
+def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None, arrivals=POISSON):
+    """Simulated sweep over loads (fractions of capacity) under ``arrivals``, point by
+    point so each point is cached and a progress bar moves between points.  Whole sweeps
+    are memoised too (one lookup on a rerun instead of one per point)."""
     cap = float(batching.capacity(alpha, tau0, b_max))
     lam = [f * cap for f in fractions]
     results = []
     for i, x in enumerate(lam):
-        results.append(_rate_point(x, alpha, tau0, b_max, n_jobs, i))
+        results.append(_rate_point(x, alpha, tau0, b_max, n_jobs, i, arrivals))
         if bar is not None:
             bar.progress((i + 1) / len(lam), "Simulating…")
     return batching.sweep_from_results(lam, results)
@@ -80,10 +89,16 @@ def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None):
 
 @memo(256)
 @heavy
-def p99_at(lam, alpha, tau0, b_max, n_jobs=N_JOBS) -> float:
-    """Simulated p99 latency (ms) at one load."""
+def sim_at(lam, alpha, tau0, b_max, arrivals=POISSON, n_jobs=N_JOBS):
+    """The simulation at one load under ``arrivals`` (None when unstable): the stream
+    ``rate_seed(SEED, 99)`` of the results table's p99."""
     return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
-                                  batching.rate_seed(SEED, 99)).p99
+                                  batching.rate_seed(SEED, 99), **arrivals_at(arrivals, lam))
+
+
+def p99_at(lam, alpha, tau0, b_max, n_jobs=N_JOBS, arrivals=POISSON) -> float:
+    """Simulated p99 latency (ms) at one load."""
+    return sim_at(lam, alpha, tau0, b_max, arrivals, n_jobs).p99
 
 
 @memo(256)

@@ -63,26 +63,57 @@ def residuals_figure(batch_size, residuals, unit: str) -> go.Figure:
 
 
 def latency_figure(x, exact, phi0, phi1, phi, *, x_title, unstable_at, x_max,
-                   sim=None, baseline=None, sla_ms=None) -> go.Figure:
+                   sim=None, baseline=None, sla_ms=None, arrivals=None,
+                   sim_name="simulation ±95% CI") -> go.Figure:
     """Fig 4: exact E[W] with the bounds φ0, φ1 and φ (eqs 41-43); optional
-    simulation means with 95% CIs, a pinned baseline and the SLA line."""
+    simulation means with 95% CIs, a pinned baseline and the SLA line.
+
+    ``arrivals``: (name, x, y) the exact mean under another arrival process (MMPP-2)
+    drawn beside the Poisson one, or (name, None, None) for a process without one; the
+    Poisson curve is then named so and its bounds (Poisson results) left out."""
     fig = new_figure("Mean latency vs load", x_title, "mean latency (ms)", log_y=True)
-    traces = [_line(x, phi0, "φ0 bound (eq 41)", COLORS["phi0"], dash="dot", width=1.5),
-              _line(x, phi1, "φ1 bound (eq 42)", COLORS["phi1"], dash="dot", width=1.5),
-              _line(x, phi, "φ = min(φ0, φ1) (eq 43)", COLORS["phi"], dash="dash"),
-              _line(x, exact, "exact E[W]", COLORS["exact"], width=3)]
+    if arrivals is None:
+        traces = [_line(x, phi0, "φ0 bound (eq 41)", COLORS["phi0"], dash="dot", width=1.5),
+                  _line(x, phi1, "φ1 bound (eq 42)", COLORS["phi1"], dash="dot", width=1.5),
+                  _line(x, phi, "φ = min(φ0, φ1) (eq 43)", COLORS["phi"], dash="dash"),
+                  _line(x, exact, "exact E[W]", COLORS["exact"], width=3)]
+        series = [exact]
+    else:
+        name, ax, ay = arrivals
+        traces = [_line(x, exact, "exact E[W], Poisson arrivals", COLORS["bound"], dash="dash",
+                        width=2)]
+        series = [exact]
+        if ax is not None:
+            traces.append(_line(ax, ay, f"exact E[W], {name}", COLORS["exact"], width=3)
+                          | dict(mode="lines+markers", marker=dict(size=6)))
+            series.append(ay)
     if sim is not None:
         sx, mean, ci = sim
         traces.append(dict(type="scatter", x=list(sx), y=finite(mean), mode="markers",
-                           name="simulation ±95% CI", marker=dict(color=COLORS["sim"], size=8),
+                           name=sim_name, marker=dict(color=COLORS["sim"], size=8),
                            error_y=dict(type="data", array=finite(ci), visible=True)))
+        series.append(mean)
     if baseline is not None:
         traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
     fig.add_traces(traces)
-    fit_log_range(fig, exact, [] if sim is None else sim[1])
+    fit_log_range(fig, *series)
     shapes, notes = _sla(sla_ms)
     band, band_notes = unstable_overlay(unstable_at, x_max, "unstable")
     return add_overlays(fig, shapes + band, notes + band_notes)
+
+
+def traffic_figure(curves, *, x_title, sla_ms=None) -> go.Figure:
+    """Poisson vs this traffic: simulated p99 latency against load, one curve per arrival
+    process (``curves``: (label, x, p99 ms); inf where unstable)."""
+    fig = new_figure("Poisson vs this traffic: p99 latency vs load (simulated)", x_title,
+                     "p99 latency (ms)", log_y=True)
+    palette = (COLORS["bound"], COLORS["exact"], COLORS["phi0"], COLORS["sim"])
+    fig.add_traces([_line(x, y, label, color, dash="dash" if i == 0 else None)
+                    | dict(mode="lines+markers", marker=dict(size=6))
+                    for i, ((label, x, y), color) in enumerate(zip(curves, palette * 2))])
+    fit_log_range(fig, *[y for _, _, y in curves])
+    shapes, notes = _sla(sla_ms)
+    return add_overlays(fig, shapes, notes)
 
 
 def utilization_figure(x, util, bound, *, x_title, unstable_at, x_max) -> go.Figure:

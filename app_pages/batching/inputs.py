@@ -10,7 +10,8 @@ from engine.batching import PRICE, RATE_PER_S, RHO, TARGET, rate_from_load
 from engine.core.domains import B_MAX, PREFERRED
 from app_pages.batching import data, views
 from app_pages.batching.profile_input import Profile
-from ui import share
+from ui import arrivals_input, share
+from ui.arrivals_input import POISSON, ArrivalChoice
 
 PRESET = share.Field("preset", "v100_resnet50_mixed", str)
 LOAD_MODE = share.Field("load_mode", "rho", str, choices=("rho", "rate"))
@@ -26,7 +27,8 @@ PREFERRED_FIELD = share.Field("preferred", 32, int, 1, 4096, domain=PREFERRED)
 VIEW = share.Field("view", views.LATENCY, str, choices=views.VIEWS)
 IMAGE = share.Field("img", "png", str, choices=("png", "svg"))
 FIELDS = [PRESET, LOAD_MODE, RHO_FIELD, RATE, CAP_BATCH, B_MAX_FIELD, SLA, GPU_PRICE,
-          POWER_PRICE, SIMULATE, PREFERRED_FIELD, VIEW, IMAGE]
+          POWER_PRICE, SIMULATE, PREFERRED_FIELD, VIEW, IMAGE, *arrivals_input.FIELDS]
+ARRIVALS_UPLOAD = "gpu_arrivals_upload"
 LOAD_UNITS = {"rho": "rho", "rate": "per_s"}        # load_mode → the engine's load unit
 LOAD_LABELS = {"rho": "ρ = λα", "rate": "requests/s"}
 LARGEST_BATCH = 1024                                   # the preferred size's cap without b_max
@@ -44,6 +46,7 @@ class Scenario:
     usd_per_kwh: float
     simulate: bool
     preferred: int
+    arrivals: ArrivalChoice = POISSON  # the arrival process (ui.arrivals_input)
 
     @property
     def fit(self):
@@ -81,13 +84,13 @@ class Point:
                                     scenario.gpu_usd_per_hour, scenario.usd_per_kwh)
 
 
-def scenario(profile: Profile) -> Scenario:
+def scenario(profile: Profile, arrivals: ArrivalChoice = POISSON) -> Scenario:
     """The sidebar inputs of this run, from session state."""
     s = st.session_state
     return Scenario(profile, int(s[B_MAX_FIELD.key]) if s[CAP_BATCH.key] else None,
                     LOAD_UNITS[s[LOAD_MODE.key]], float(s[SLA.key]), float(s[GPU_PRICE.key]),
                     float(s[POWER_PRICE.key]), bool(s[SIMULATE.key]),
-                    int(s[PREFERRED_FIELD.key]))
+                    int(s[PREFERRED_FIELD.key]), arrivals)
 
 
 def load_per_ms(scenario: Scenario) -> float:

@@ -2,12 +2,12 @@
 import streamlit as st
 
 from engine.batching import load_in, max_rate_for_p99
-from app_pages.batching import answer, data, inputs, measured_view, views
+from app_pages.batching import answer, data, inputs, measured_view, traffic, views
 from app_pages.batching.inputs import Point
 from app_pages.batching.profile_input import profile_input
-from ui import compare, share
+from ui import arrivals_input, compare, share
 from ui.export import report_button, show_chart
-from ui.memo import LazyProgress
+from ui.memo import LazyProgress, with_spinner
 from ui.panel import action_row, formulas_panel, results_table
 
 PAGE = "gpu"
@@ -26,6 +26,7 @@ def sidebar() -> inputs.Scenario:
                  horizontal=True, format_func=inputs.LOAD_LABELS.get,
                  help="The load itself is set above the results, where moving it "
                       "re-draws only what depends on it.")
+        arrivals = arrivals_input.draw(inputs.ARRIVALS_UPLOAD)
         st.toggle("Cap the batch size (b_max)", key=inputs.CAP_BATCH.key)
         if st.session_state[inputs.CAP_BATCH.key]:
             share.number_input(inputs.B_MAX_FIELD, "b_max", step=1)
@@ -39,7 +40,7 @@ def sidebar() -> inputs.Scenario:
             share.number_input(inputs.PREFERRED_FIELD, "Preferred batch size", step=1)
         st.radio("Chart image format", inputs.IMAGE.choices, key=inputs.IMAGE.key,
                  horizontal=True, help="What the camera icon of every chart downloads.")
-    return inputs.scenario(profile)
+    return inputs.scenario(profile, arrivals)
 
 
 def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None) -> None:
@@ -50,6 +51,13 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None) -
     if view == views.MEASURED:
         measured_view.show()
         return
+    if view == views.COMPARE:
+        fit = scenario.fit
+        bar = LazyProgress("Simulating…")
+        found = traffic.comparison(fit.alpha_ms, fit.tau0_ms, scenario.b_max, point.lam_per_ms,
+                                   traffic.choices(scenario), bar)
+        bar.empty()
+        st.dataframe(traffic.rows(found), hide_index=True)
     for i, (name, fig) in enumerate(views.figures(view, scenario, point)):
         show_chart(fig, name, marker=None if i else marker)
     for text in views.captions(view, scenario, point):
@@ -57,15 +65,19 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None) -
 
 
 def results(scenario: inputs.Scenario, here, lam_sla: float) -> list:
-    """The results table and the busy-time note; returns the table's rows."""
-    fit = scenario.fit
+    """The results table and the busy-time note; returns the table's rows.  ``here`` and
+    ``lam_sla`` are under the scenario's arrival process (``traffic``)."""
+    fit, arrivals = scenario.fit, scenario.arrivals
     lam_p99 = max_rate_for_p99(scenario.sla_ms, data.rate_sweep(
-        data.SIM_FRACTIONS, fit.alpha_ms, fit.tau0_ms, scenario.b_max, data.N_JOBS))
-    p99 = data.p99_at(here.lam_per_ms, fit.alpha_ms, fit.tau0_ms, scenario.b_max) \
-        if here.stable else None
+        data.SIM_FRACTIONS, fit.alpha_ms, fit.tau0_ms, scenario.b_max, data.N_JOBS,
+        arrivals=arrivals))
+    p99 = data.p99_at(here.lam_per_ms, fit.alpha_ms, fit.tau0_ms, scenario.b_max,
+                      arrivals=arrivals) if here.stable else None
     rows = answer.rows(scenario, here, lam_sla, lam_p99, p99)
     results_table(rows)
     st.caption(answer.busy_note(scenario, here))
+    if not arrivals.is_poisson:
+        st.caption(traffic.note(arrivals))
     return rows
 
 
@@ -80,7 +92,9 @@ def what_if(scenario: inputs.Scenario, view: str, lam_sla: float) -> tuple | Non
     else:
         share.number_input(inputs.RATE, "Arrival rate (requests/s)", step=100.0)
     lam = inputs.load_per_ms(scenario)
-    here = Point(lam).at(scenario)
+    here = with_spinner("Computing under these arrivals…", traffic.operating_point,
+                        scenario, Point(lam).at(scenario))
+    lam_sla = traffic.max_rate_mean(scenario, lam_sla)
     fit = scenario.fit
     if not here.stable:
         st.error(f"Unstable: {here.rate_per_s:,.0f} requests/s is at or beyond this server's "
@@ -89,7 +103,8 @@ def what_if(scenario: inputs.Scenario, view: str, lam_sla: float) -> tuple | Non
                  "without bound; lower the load or raise the batch-size limit.", icon=":material/warning:")
     rows = results(scenario, here, lam_sla)
     c = data.curves(*scenario.model)
-    current = {"label": f"{scenario.profile.name}, b_max={scenario.b_max or '∞'}",
+    traffic_label = "" if scenario.arrivals.is_poisson else f", {scenario.arrivals.label}"
+    current = {"label": f"{scenario.profile.name}, b_max={scenario.b_max or '∞'}{traffic_label}",
                "model": scenario.model, "metrics": answer.metrics(here, lam_sla),
                "curve": (c.lam, c.mean_latency)}
     row = action_row()
@@ -132,7 +147,9 @@ def run() -> None:
                f"is at most {100 * badge.phi_gap:.1f} % above it.")
     bar = LazyProgress("Simulating…")
     data.rate_sweep(data.SIM_FRACTIONS, fit.alpha_ms, fit.tau0_ms, scenario.b_max, data.N_JOBS,
-                    bar)
+                    bar, arrivals=scenario.arrivals)
+    if scenario.arrivals.kind == "mmpp2":
+        traffic.mmpp2_curve(fit.alpha_ms, fit.tau0_ms, scenario.b_max, scenario.arrivals, bar)
     bar.empty()
     view = st.segmented_control("View", views.VIEWS, key=inputs.VIEW.key, required=True)
     st.subheader("Operating point")

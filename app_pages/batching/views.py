@@ -2,20 +2,24 @@
 scenario at a load (memoised on those frozen inputs)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from engine.batching import LOAD_UNITS, load_in
-from app_pages.batching import data
+from app_pages.batching import data, traffic
 from app_pages.batching import figures as figs
+from ui.arrivals_input import POISSON
 from ui.export import operating_marker
 from ui.memo import memo
 
-VIEWS = LATENCY, ENERGY, B_MAX, TAIL, FIT, MEASURED, FORMULAS = (
+VIEWS = LATENCY, ENERGY, B_MAX, TAIL, COMPARE, FIT, MEASURED, FORMULAS = (
     "Latency", "Utilisation & energy", "Batch-size limit", "Tail latency & Triton",
-    "Profile fit", "Model vs measurement", "Formulas")
-CHART_VIEWS = VIEWS[:-2]               # the scenario's views the report draws (the
+    "Poisson vs this traffic", "Profile fit", "Model vs measurement", "Formulas")
+CHART_VIEWS = (LATENCY, ENERGY, B_MAX, TAIL, FIT)   # the scenario's views the report draws
+                                       # (COMPARE once computed: ``report_views``; the
                                        # measurement's charts: measured_view.report_sections)
-LOAD_VIEWS = (ENERGY, TAIL)            # their charts depend on the load (what-if fragment)
+LOAD_VIEWS = (ENERGY, TAIL, COMPARE)   # their charts depend on the load (what-if fragment)
 FRAGMENT_VIEWS = (LATENCY, *LOAD_VIEWS)  # drawn in the fragment (Latency: the moving marker)
 X_TITLES = dict(zip(LOAD_UNITS, ("load ρ = λα (share of the capacity 1/α)",
                                   "arrival rate (requests/s)")))
@@ -33,7 +37,8 @@ TITLES = {      # chart name (CSV file, widget key) → the report's heading
     "online_throughput": "Model vs measurement: throughput against concurrency",
     "online_latency": "Model vs measurement: mean latency against concurrency",
     "ma_throughput": "Model Analyzer: throughput against concurrency, model vs measurement",
-    "ma_p99": "Model Analyzer: p99 latency against concurrency, model vs measurement"}
+    "ma_p99": "Model Analyzer: p99 latency against concurrency, model vs measurement",
+    "poisson_vs_traffic": "Poisson vs this traffic: p99 latency against load"}
 ABSOLUTE = "per_s"      # the load unit of a comparison across profiles
 
 FORMULA_TEX = [
@@ -78,14 +83,32 @@ def _delays(scenario, fit, lam):
                             data.delay_grid(fit.alpha_ms, fit.tau0_ms), data.N_JOBS)
 
 
-@memo(128)
 def figures(view: str, scenario, point) -> tuple:
     """(name, figure) pairs of one view at ``point`` (a ``inputs.Point``); every figure
-    comes from a pure builder.  Figures are shared: never modified after building."""
+    comes from a pure builder.  Figures are shared: never modified after building.
+    The comparison's processes (which may hold this session's upload) are in its key."""
+    if view == COMPARE:
+        return _compare(scenario, point.lam_per_ms, traffic.choices(scenario))
+    return _figures(view, scenario, point)
+
+
+@memo(32)
+def _compare(scenario, lam_per_ms: float, choices: tuple) -> tuple:
+    fit = scenario.fit
+    found = traffic.comparison(fit.alpha_ms, fit.tau0_ms, scenario.b_max, lam_per_ms, choices)
+    x = _x(found["rho"] / fit.alpha_ms, scenario, fit)
+    return (("poisson_vs_traffic", figs.traffic_figure(
+        [(c.label, x, p99) for (c, *_), p99 in zip(found["table"], found["p99"])],
+        x_title=X_TITLES[scenario.load_unit], sla_ms=scenario.sla_ms)),)
+
+
+@memo(128)
+def _figures(view: str, scenario, point) -> tuple:
     fit = scenario.fit
     alpha, tau0, b_max = fit.alpha_ms, fit.tau0_ms, scenario.b_max
     c = data.curves(alpha, tau0, b_max, fit.beta_j, fit.c0_j)
-    sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, data.N_JOBS)
+    sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, data.N_JOBS,
+                            arrivals=scenario.arrivals)
     x = _x(c.lam, scenario, fit)
     axes = dict(x_title=X_TITLES[scenario.load_unit],
                 unstable_at=float(_x(c.capacity, scenario, fit)),
@@ -132,24 +155,66 @@ def figures(view: str, scenario, point) -> tuple:
 
 def _latency(scenario, c, sweep, base):
     """Mean latency against load; with a pinned baseline both on requests/s (ρ is a share
-    of each profile's own capacity: a baseline's ρ = 4 on another GPU's axis means nothing)."""
-    fit = scenario.fit
+    of each profile's own capacity: a baseline's ρ = 4 on another GPU's axis means nothing).
+    Under other arrivals: the exact MMPP-2 curve beside the Poisson one, or (no exact
+    result) the simulated points under the process, drawn whether or not asked."""
+    fit, arrivals = scenario.fit, scenario.arrivals
     unit = scenario.load_unit if base is None else ABSOLUTE
     baseline = None if base is None else data.curves(*base)
     x_max = 1.0 / fit.alpha_ms if base is None else max(1.0 / fit.alpha_ms, 1.0 / base[0])
+    other, sim_name = None, "simulation ±95% CI"
+    if arrivals.kind == "mmpp2":
+        lam, mean = traffic.mmpp2_curve(fit.alpha_ms, fit.tau0_ms, scenario.b_max, arrivals)
+        other = (arrivals.label, _x(lam, scenario, fit, unit), mean)
+    elif not arrivals.is_poisson:
+        other = (arrivals.label, None, None)
+    if not arrivals.is_poisson:
+        sim_name = f"simulation, {arrivals.label} ±95% CI"
+    show_sim = scenario.simulate or not traffic.exact_everywhere(scenario)
     return figs.latency_figure(
         _x(c.lam, scenario, fit, unit), c.mean_latency, c.phi0, c.phi1, c.phi,
         x_title=X_TITLES[unit], unstable_at=float(_x(c.capacity, scenario, fit, unit)),
         x_max=float(_x(x_max, scenario, fit, unit)), sla_ms=scenario.sla_ms,
         sim=(_x(sweep.lam, scenario, fit, unit), sweep.mean_latency, sweep.ci95)
-        if scenario.simulate else None,
+        if show_sim else None,
         baseline=None if baseline is None else (_x(baseline.lam, scenario, fit, unit),
-                                                baseline.mean_latency))
+                                                baseline.mean_latency),
+        arrivals=other, sim_name=sim_name)
+
+
+def report_views(scenario, lam_per_ms: float) -> tuple:
+    """The views the report draws: ``CHART_VIEWS``, and the comparison once computed."""
+    fit = scenario.fit
+    done = traffic.comparison.ready(fit.alpha_ms, fit.tau0_ms, scenario.b_max, lam_per_ms,
+                                    traffic.choices(scenario))
+    return CHART_VIEWS + ((COMPARE,) if done else ())
+
+
+def _latency_notes(arrivals) -> list[str]:
+    if arrivals.kind == "mmpp2":
+        return [f"Exact mean latency under {arrivals.label} (time-scaled to each load) beside "
+                "the exact mean under Poisson arrivals (dashed). The exact chain is drawn up "
+                "to the highest load where it converges (tail below 1e-12 within 1,500 queue "
+                "levels); beyond, the points are simulated under the same process."]
+    return [f"No exact mean latency under {arrivals.label}: the points are simulated under it "
+            f"({data.N_JOBS:,} requests each); the dashed curve is the exact mean under "
+            "Poisson arrivals at the same load."]
 
 
 def captions(view: str, scenario, point) -> list[str]:
     """The notes drawn under a view's charts."""
-    fit = scenario.fit
+    fit, arrivals = scenario.fit, scenario.arrivals
+    if view == LATENCY and not arrivals.is_poisson:
+        return _latency_notes(arrivals) + captions(view, replace(scenario, arrivals=POISSON),
+                                                   point)
+    if view in (ENERGY, B_MAX) and not arrivals.is_poisson:
+        return ["These curves assume Poisson arrivals (the results table above is under "
+                f"{arrivals.label})."]
+    if view == COMPARE:
+        return [f"Every process at the same mean load, the MMPP-2 and the replay time-scaled "
+                f"to it; p99 simulated ({data.N_JOBS:,} requests each, the same random "
+                "stream as the results table's p99). Upload a trace in the Arrivals input "
+                "to add its replay."]
     if view == LATENCY and point.baseline is not None and scenario.load_unit != ABSOLUTE:
         return ["With a baseline pinned the load axis is in requests/s: ρ is a share of each "
                 "GPU's own capacity, so two profiles compare only in absolute units."]
@@ -159,7 +224,10 @@ def captions(view: str, scenario, point) -> list[str]:
         return [f"Source: {scenario.profile.source}"]
     if view == TAIL and point.at(scenario).stable:
         ds = _delays(scenario, fit, point.lam_per_ms)
+        poisson = "" if arrivals.is_poisson else (
+            f" The percentiles are simulated under {arrivals.label}; the Triton batcher "
+            "under Poisson arrivals.")
         return [f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
                 f"gives the smallest p99 ({ds.p99.min():.3g} ms; greedy: "
-                f"{ds.greedy_p99:.3g} ms)."]
+                f"{ds.greedy_p99:.3g} ms).{poisson}"]
     return []

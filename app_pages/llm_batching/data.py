@@ -2,7 +2,9 @@
 
 A token law is passed as the shared input's ``TokenLawChoice`` (hashable by its
 key: family and parameters, or an upload's digest and name).  Exact chains and
-simulations run point by point, each point memoised, with a progress bar.
+simulations run point by point, each point memoised, with a progress bar.  The exact
+chains and formulas assume Poisson arrivals; the simulations run under the page's
+arrival choice (``ui.arrivals_input.ArrivalChoice``, hashable), time-scaled to each load.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 
 from engine import llm_batching as lb
 from engine.presets import llm_batch_time_presets
+from ui.arrivals_input import POISSON
 from ui.memo import memo
 
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
@@ -21,6 +24,7 @@ COARSE = (0.1, 0.2, 0.325, 0.45, 0.575, 0.7, 0.85, 1.0)        # × λ max: chai
 CHAIN_LOAD = {"dynamic": 0.8, "capped": 0.9}   # exact chains only below this share of capacity
 CHAIN_POINTS = 4                               # extra chain loads up to the share: the curve's end
 SIM_LOAD = 0.95
+AT_STREAM = 99                                 # seed stream of a simulation at one load
 B_TOP = 512                                                    # batch sizes of the Fig 3 chart
 CHAINS = ("dynamic", "capped")                                 # strategies with an exact chain
 STRATEGIES = ("dynamic", "capped", "fixed", "elastic", "continuous")
@@ -119,13 +123,20 @@ def exact_curves(law, k, b, b_max, lam_max, lims: dict, bar=None) -> dict:
     return out
 
 
+def arrivals_at(arrivals, lam) -> dict:
+    """The simulator's ``arrivals`` keyword for the choice ``arrivals`` at ``lam``
+    (requests/s): none for Poisson (the simulator's own arrivals, as before), else the
+    process time-scaled to ``lam``."""
+    return {} if arrivals.is_poisson else {"arrivals": arrivals.process(lam)}
+
+
 @memo(1024)
-def _sim_point(strategy, lam, law, k, b, b_max, kv, prompt, n_jobs, i):
+def _sim_point(strategy, lam, law, k, b, b_max, kv, prompt, n_jobs, i, arrivals=POISSON):
     name = "dynamic" if strategy == "capped" else strategy
     options = dict(kv_capacity_tokens=kv, prompt_tokens=prompt) if strategy == "continuous" else {}
     return lb.simulate(name, lam, law.law, k, b=b if strategy == "fixed" else None,
                        b_max=b_max if strategy == "capped" else None, n_jobs=n_jobs,
-                       seed=[SEED, i], **options)
+                       seed=[SEED, i], **options, **arrivals_at(arrivals, lam))
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,13 +148,16 @@ class SimSweep:
 
 
 @memo(CACHE_SIZE)
-def sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None) -> SimSweep:
-    """Every strategy simulated at the coarse loads below ``SIM_LOAD`` of its limit."""
+def sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None,
+              arrivals=POISSON) -> SimSweep:
+    """Every strategy simulated at the coarse loads below ``SIM_LOAD`` of its limit,
+    under ``arrivals`` (an ``ArrivalChoice``)."""
     lam = coarse_grid(lam_max)
     jobs = [(s, i) for s in STRATEGIES for i in range(lam.size) if lam[i] < SIM_LOAD * lims[s]]
     mean, ci, p99 = ({s: np.full(lam.size, np.nan) for s in STRATEGIES} for _ in range(3))
     for n, (s, i) in enumerate(jobs):
-        r = _sim_point(s, float(lam[i]), law, k, b, b_max, kv, prompt, n_jobs, i)
+        args = (s, float(lam[i]), law, k, b, b_max, kv, prompt, n_jobs, i)
+        r = _sim_point(*args) if arrivals.is_poisson else _sim_point(*args, arrivals)
         mean[s][i], ci[s][i], p99[s][i] = r.mean_latency, r.ci95, r.p99
         if bar is not None:
             bar.progress((n + 1) / len(jobs), f"Simulating {LABELS[s]}…")
@@ -168,14 +182,27 @@ def recommended_b_max(lam, law, k) -> tuple[int, float]:
     return lb.recommended_b_max(lam, law.law, k, max_states=256)
 
 
+@memo(256)
+def fixed_sim_at(lam, law, k, b, n_jobs, arrivals):
+    """Fixed batches of ``b`` simulated at one load ``lam`` under ``arrivals`` (the
+    results table's value beside the exact, Poisson one)."""
+    return _sim_point("fixed", lam, law, k, b, None, None, 0.0, n_jobs, AT_STREAM, arrivals)
+
+
 @memo(CACHE_SIZE)
-def strategy_map(law, k, b, b_max, kv, prompt, lam_max, simulate, n_jobs, bar=None):
+def strategy_map(law, k, b, b_max, kv, prompt, lam_max, simulate, n_jobs, bar=None,
+                 arrivals=POISSON):
     """Which strategy is stable where and how its latency is known (the page's one
-    source for its caption, tables, charts and best-strategy view)."""
+    source for its caption, tables, charts and best-strategy view): simulated under
+    ``arrivals`` where simulated, else exact (Poisson arrivals)."""
     lims = limits(law, k, b, b_max, kv, prompt)
     exact = exact_curves(law, k, b, b_max, lam_max, lims, bar)
-    sweep = (sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar)
-             if simulate else None)
+    sweep = None
+    if simulate:
+        sweep = (sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar)
+                 if arrivals.is_poisson else
+                 sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar,
+                           arrivals=arrivals))
     return lb.strategy_map(coarse_grid(lam_max), STRATEGIES, LABELS, lims, exact,
                            None if sweep is None else sweep.mean, share=CHAIN_LOAD,
                            states={"dynamic": chain_states(None),

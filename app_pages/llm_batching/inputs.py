@@ -10,8 +10,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.core import domains as dom
+from ui import arrivals_input as arr
 from ui import share
 from ui import token_law_input as tli
+from ui.arrivals_input import POISSON, ArrivalChoice
 
 from . import data
 from .views import LATENCY, VIEWS
@@ -38,8 +40,9 @@ SIMULATE = share.Field("simulate", False, bool)
 N_JOBS = share.Field("n_jobs", 20000, int, 1000, 200_000, domain=dom.N_JOBS)
 VIEW = share.Field("view", LATENCY, str, choices=VIEWS)
 IMG = share.Field("img", "png", str, choices=("png", "svg"))
-FIELDS = [PRESET, *tli.fields(LAW_ALIASES), K1, K2, K3, K4, LAM_MAX, LAM, B, B_MAX, KV, PROMPT,
-          SIMULATE, N_JOBS, VIEW, IMG]
+ARRIVALS_UPLOAD = "llm_arrivals_upload"
+FIELDS = [PRESET, *tli.fields(LAW_ALIASES), K1, K2, K3, K4, LAM_MAX, LAM, *arr.FIELDS, B, B_MAX,
+          KV, PROMPT, SIMULATE, N_JOBS, VIEW, IMG]
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,16 @@ class Scenario:
     prompt: float                             # prompt tokens per request
     simulate: bool
     n_jobs: int                               # requests per simulated load
+    arrivals: ArrivalChoice = POISSON         # the simulations' arrival process
+
+    @property
+    def poisson(self) -> bool:
+        return self.arrivals.is_poisson
 
     @property
     def label(self) -> str:
-        return f"{self.law.label}, b={self.b}, b_max={self.b_max}"
+        traffic = "" if self.poisson else f", {self.arrivals.label}"
+        return f"{self.law.label}, b={self.b}, b_max={self.b_max}{traffic}"
 
     def parameters(self, lam: float) -> dict:
         """The report's parameter table at load ``lam``: plain text with units."""
@@ -70,14 +79,25 @@ class Scenario:
                 "Fixed batch size": f"{self.b} requests", "Batch-size cap":
                     f"{self.b_max} requests", "Load": f"{lam:.4g} requests/s",
                 "Load axis up to": f"{self.lam_max:g} requests/s",
+                "Arrivals": self.arrivals_words,
                 "KV cache": f"{self.kv:,.0f} tokens",
                 "Prompt": f"{self.prompt:,.0f} tokens per request",
                 "Simulation": f"{self.n_jobs:,} requests per load" if self.simulate else "off"}
 
+    @property
+    def arrivals_words(self) -> str:
+        """Which arrival model each result assumes, in words."""
+        if self.poisson:
+            return "Poisson arrivals"
+        where = "the simulations" if self.simulate else "the simulations (now off)"
+        return (f"{self.arrivals.label} in {where}; the exact results assume Poisson "
+                "arrivals")
+
     def sentence(self, lam: float) -> str:
         """The scenario in one plain sentence."""
         return (f"{lam:.3g} requests per second arrive, output lengths {self.law.label} tokens; "
-                f"fixed batches of {self.b}, dynamic batches capped at {self.b_max}.")
+                f"fixed batches of {self.b}, dynamic batches capped at {self.b_max}. "
+                f"Arrivals: {self.arrivals_words}.")
 
 
 def load_preset():
@@ -131,6 +151,8 @@ def sidebar() -> Scenario:
             share.number_input(K3, "k3 (s per token per request)", format="%.6f", step=0.0001)
             share.number_input(K4, "k4 (s per token)", format="%.5f", step=0.001)
         share.number_input(LAM_MAX, "λ axis up to (requests/s)", step=0.05, format="%.3f")
+        arrivals = arr.draw(ARRIVALS_UPLOAD)
+        st.divider()
         share.number_input(B, "Fixed batch size b")
         share.number_input(B_MAX, "Batch-size cap b_max (capped dynamic)")
         share.number_input(KV, "KV cache (tokens, continuous)", step=1000.0)
@@ -143,7 +165,7 @@ def sidebar() -> Scenario:
         st.radio("Chart image format", IMG.choices, key="img", horizontal=True)
     return Scenario(law, (float(ss["k1"]), float(ss["k2"]), float(ss["k3"]), float(ss["k4"])),
                     int(ss["b"]), int(ss["b_max"]), float(ss["lam_max"]), float(ss["kv"]),
-                    float(ss["prompt"]), bool(ss["simulate"]), int(ss["n_jobs"]))
+                    float(ss["prompt"]), bool(ss["simulate"]), int(ss["n_jobs"]), arrivals)
 
 
 def lam_slider(lam_max: float) -> float:

@@ -1,7 +1,7 @@
 """LLM batching strategies (Yang et al. §IV-V): dynamic, capped, fixed, elastic, continuous."""
 import streamlit as st
 
-from app_pages.llm_batching import data, inputs, views
+from app_pages.llm_batching import answer, data, inputs, views
 from ui import compare, share
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress
@@ -23,7 +23,8 @@ def run():
                help="Yang et al., *A queueing theoretic perspective on low-latency LLM inference "
                     "with variable token length*: a batch of b requests whose longest output has "
                     "l tokens takes H(b, l) = k1·b + k2 + k3·b·l + k4·l s (eq 18); Poisson "
-                    "arrivals.")
+                    "arrivals (the simulations take any arrival process: Arrivals, in the "
+                    "sidebar).")
     share.show_warnings()
     s = inputs.sidebar()
     try:
@@ -33,8 +34,7 @@ def run():
         share.publish(inputs.FIELDS)
         return
     bar = LazyProgress("Solving…")
-    smap = data.strategy_map(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate,
-                             s.n_jobs, bar)
+    smap = views.strategy_map(s, bar)
     bar.empty()
     if lims["dynamic"] < smap.lam[0]:
         st.warning(f"Dynamic batching without a cap cannot keep up at any load shown: with this "
@@ -42,8 +42,9 @@ def run():
                    f"{lims['dynamic']:.3g} requests/s). Cap the batch size (b_max); "
                    + ", ".join(smap.labels[k] for k in smap.stable(smap.lam[0]))
                    + " keep up at the lowest load shown.", icon=":material/block:")
-    st.caption("Fastest strategy by load (requests/s): " + "; ".join(
-        f"{c:.3g}: {v}" for c, v in zip(smap.lam, smap.verdicts())) + ".")
+    st.caption(views.verdict_caption(s, smap))
+    if not s.poisson:
+        st.caption(share.inert(views.arrivals_note(s)))
 
     view = st.segmented_control("View", views.VIEWS, key="view", required=True)
     st.subheader("Operating point")
@@ -57,7 +58,8 @@ def run():
         for name, fig in views.figures(view, s, None, pinned)[int(view == views.LATENCY):]:
             show_chart(fig, name)
         if view == views.LATENCY:
-            st.caption(CHAIN_NOTE.format(data.chain_states(None), data.chain_states(s.b_max)))
+            st.caption(CHAIN_NOTE.format(data.chain_states(None), data.chain_states(s.b_max))
+                       + f" Arrivals: {s.arrivals_words}.")
     share.publish(inputs.FIELDS)
 
 
@@ -67,35 +69,16 @@ def operating_point(s: inputs.Scenario, lims: dict):
     returns the pinned baseline (or None)."""
     lam = inputs.lam_slider(s.lam_max)
     labels, strategies = data.LABELS, data.STRATEGIES
-    ok = data.strategy_map(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate,
-                           s.n_jobs).stable(lam)
+    ok = views.strategy_map(s).stable(lam)
     bad = [k for k in strategies if k not in ok]
     if bad:
         st.error(f"At {lam:.4g} requests/s " + "; ".join(
             f"{labels[k]} (capacity {lims[k]:.4g} requests/s)" for k in bad)
             + " cannot keep up: latency grows without bound.", icon=":material/warning:")
-    bc = data.batch_curve(s.law, s.k)
-    b_star, soj_star = data.best_fixed(lam, s.law, s.k)
-    rec, soj_rec = data.recommended_b_max(lam, s.law, s.k)
-    fixed = data.fixed_latency(lam, s.law, s.k, s.b)
-    rows = [
-        ("Load", f"{lam:.4g} requests/s"),
-        (f"Mean latency, fixed b = {s.b}", f"{fixed:.3g} s" if fixed < float("inf") else
-         "∞ (cannot keep up)"),
-        ("Best fixed batch size", f"{b_star}" if b_star else "none keeps up"),
-        ("Mean latency with it", f"{soj_star:.3g} s" if b_star else "n/a"),
-        ("Best batch-size cap", f"{rec}" if rec else "none keeps up"),
-        ("Mean latency with that cap", f"{soj_rec:.3g} s" if rec else "n/a"),
-        ("Batch size with the most throughput", f"{bc.b_throughput_opt}"),
-        ("Most throughput", f"{bc.peak_throughput_per_s:.3g} requests/s"),
-        ("Mean output length", f"{bc.mean_tokens:.4g} tokens"),
-    ] + [(f"{labels[k]}: capacity", f"{lims[k]:.4g} requests/s, "
-          + ("keeps up here" if k in ok else "cannot keep up here")) for k in strategies]
+    rows = answer.rows(s, lam, lims, ok)
     results_table(rows)
-    scenario = {"label": s.label, "scenario": s,
-                "metrics": {"best fixed batch size": float(b_star),
-                            "best batch-size cap": float(rec),
-                            "capped dynamic capacity (requests/s)": lims["capped"]}}
+    fixed = data.fixed_latency(lam, s.law, s.k, s.b)
+    scenario = {"label": s.label, "scenario": s, "metrics": answer.metrics(s, lam, lims)}
     row = action_row()
     base = compare.controls(inputs.PAGE, scenario, row)
     pinned = None if base is None else base["scenario"]

@@ -1,7 +1,9 @@
 """The views of the LLM batching page and their figures, memoised on the inputs.
 
 ``figures(view, scenario, lam, baseline)`` returns the view's (name, figure) pairs;
-the sidebar's ``Scenario`` (and the pinned one) are frozen, so they are the key.
+the sidebar's ``Scenario`` (and the pinned one) are frozen, so they are the key.  The
+exact curves assume Poisson arrivals (their legend says so beside another process);
+the simulated points run under the scenario's arrival choice.
 """
 from __future__ import annotations
 
@@ -63,17 +65,53 @@ def marker(s, lam: float, latency: float) -> dict:
 
 
 def sweep(s):
-    """The simulated sweep of scenario ``s`` (None when simulation is off)."""
+    """The simulated sweep of scenario ``s`` under its arrivals (None when simulation is
+    off)."""
     if not s.simulate:
         return None
     lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
-    return data.sim_sweep(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, lims, s.n_jobs)
+    args = (s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, lims, s.n_jobs)
+    return data.sim_sweep(*args) if s.poisson else data.sim_sweep(*args, arrivals=s.arrivals)
 
 
-def strategy_map(s):
-    """The page's one source of which strategy is stable where (``lb.StrategyMap``)."""
-    return data.strategy_map(s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate,
-                             s.n_jobs)
+def strategy_map(s, bar=None):
+    """The page's one source of which strategy is stable where (``lb.StrategyMap``):
+    simulated under the scenario's arrivals where simulated, else exact (Poisson)."""
+    args = (s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate, s.n_jobs, bar)
+    return (data.strategy_map(*args) if s.poisson
+            else data.strategy_map(*args, arrivals=s.arrivals))
+
+
+def exact_name(s, name: str) -> str:
+    """An exact curve's name; beside another arrival process it says it assumes Poisson."""
+    return name if s.poisson else f"{name}, Poisson arrivals"
+
+
+def sim_name(s, label: str, what: str = "simulated ±95% CI") -> str:
+    """A simulated series' name, naming the arrival process unless Poisson."""
+    return f"{label}, {what}" if s.poisson else f"{label}, {what}, {s.arrivals.label}"
+
+
+def arrivals_note(s) -> str:
+    """What the charts and answers assume under a non-Poisson arrival process."""
+    how = ("the simulated points (every strategy) run under it, time-scaled to each load"
+           if s.simulate else "turn on the simulation (Simulation, in the sidebar) to see "
+           "the strategies under it")
+    return (f"Arrivals: {s.arrivals.label} (inter-arrival SCV {s.arrivals.scv:.3g}). The exact "
+            "curves and formulas (fixed batching's M/D^b/1, the dynamic-batching chains, the "
+            f"best batch size and cap) assume Poisson arrivals; {how}.")
+
+
+def verdict_caption(s, smap) -> str:
+    """The fastest strategy at each comparison load, saying which arrivals it assumes."""
+    head = "Fastest strategy by load (requests/s)"
+    if not s.poisson:
+        how = ("simulated under it where simulated, else exact with Poisson arrivals"
+               if s.simulate else "exact, Poisson arrivals: turn on the simulation to "
+               "compare under this traffic")
+        head += f", {s.arrivals.label} ({how})"
+    return head + ": " + "; ".join(f"{c:.3g}: {v}" for c, v in zip(smap.lam, smap.verdicts())) \
+        + "."
 
 
 def _chain_end(s, strategy, chain, limit) -> tuple:
@@ -94,18 +132,19 @@ def _latency(s, lam, baseline) -> list:
     fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
     chains = data.chains(s.law, s.k, s.b_max, s.lam_max, lims)
     smap = strategy_map(s)
-    curves = [("fixed", f"fixed b = {s.b}, exact", fine.lam_per_s, fine.sojourn_s, None),
-              ("dynamic", "dynamic, no cap, exact", chains["dynamic"].lam,
+    curves = [("fixed", exact_name(s, f"fixed b = {s.b}, exact"), fine.lam_per_s,
+               fine.sojourn_s, None),
+              ("dynamic", exact_name(s, "dynamic, no cap, exact"), chains["dynamic"].lam,
                chains["dynamic"].sojourn, "dash"),
-              ("capped", f"dynamic, cap b_max = {s.b_max}, exact", chains["capped"].lam,
-               chains["capped"].sojourn, None)]
+              ("capped", exact_name(s, f"dynamic, cap b_max = {s.b_max}, exact"),
+               chains["capped"].lam, chains["capped"].sojourn, None)]
     ends = [_chain_end(s, strat, chains[strat], lims[strat]) for strat in data.CHAINS]
     ok = np.flatnonzero(np.isfinite(fine.sojourn_s))
     fixed_note = f"fixed b = {s.b}: {smap.end_note('fixed')}"
     ends.append(("fixed", float(fine.lam_per_s[ok[-1]]), float(fine.sojourn_s[ok[-1]]),
                  fixed_note) if ok.size else ("fixed", None, None, fixed_note))
     sw = sweep(s)
-    sims = [] if sw is None else [(strat, f"{labels[strat]}, simulated ±95% CI", sw.lam,
+    sims = [] if sw is None else [(strat, sim_name(s, labels[strat]), sw.lam,
                                    sw.mean[strat], sw.ci95[strat]) for strat in data.STRATEGIES]
     ends += [(strat, None, None, f"{labels[strat]}: {smap.end_note(strat)}")
              for strat in lb.NO_EXACT if sw is None]
@@ -119,7 +158,7 @@ def _latency(s, lam, baseline) -> list:
         baseline=base))]
     if sw is not None:
         out.append(("p99_latency", figs.strategy_latency_figure(
-            [], [(strat, f"{labels[strat]}, simulated", sw.lam, sw.p99[strat], None)
+            [], [(strat, sim_name(s, labels[strat], "simulated"), sw.lam, sw.p99[strat], None)
                  for strat in data.STRATEGIES], marks, x_max=s.lam_max, current=lam,
             title="p99 latency against load (simulation)", y_title="p99 latency (s)")))
     return out
@@ -130,13 +169,14 @@ def _paper(s) -> tuple:
     lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
     fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
     chain = data.chains(s.law, s.k, s.b_max, s.lam_max, lims)["dynamic"]
-    curves = [("fixed", f"fixed b = {s.b}, exact (M/D^b/1)", fine.lam_per_s, fine.sojourn_s,
+    curves = [("fixed", exact_name(s, f"fixed b = {s.b}, exact (M/D^b/1)"), fine.lam_per_s,
+               fine.sojourn_s, None),
+              ("fixed", exact_name(s, "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)"),
+               fine.lam_per_s, fine.eq25_s, "dash"),
+              ("dynamic", exact_name(s, "dynamic, exact chain"), chain.lam, chain.sojourn,
                None),
-              ("fixed", "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)", fine.lam_per_s,
-               fine.eq25_s, "dash"),
-              ("dynamic", "dynamic, exact chain", chain.lam, chain.sojourn, None),
-              ("dynamic", "dynamic, bound φ with eq 20 (bounded laws only)", fine.lam_per_s,
-               fine.dynamic_bound_s, "dot")]
+              ("dynamic", exact_name(s, "dynamic, bound φ with eq 20 (bounded laws only)"),
+               fine.lam_per_s, fine.dynamic_bound_s, "dot")]
     marks = {strat: (data.LABELS[strat], lims[strat]) for strat in ("fixed", "dynamic")}
     return (("paper_vs_model", figs.strategy_latency_figure(
         curves, [], marks, x_max=s.lam_max, title="The paper's formulas as printed vs the model",

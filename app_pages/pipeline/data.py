@@ -2,7 +2,9 @@
 
 Rates are per ms as the engine gives them (the page converts with the engine's
 ``per_ms_to_per_s``).  An exact curve is solved in a few memoised chunks of points
-so a progress bar can move between them.
+so a progress bar can move between them.  An arrival process travels as a
+``ui.arrivals_input.ArrivalChoice`` (hashable): the exact curves assume Poisson
+arrivals; the simulations run under the choice, time-scaled to each load (per ms).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 
 from engine import pipeline as pl
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
+from ui.arrivals_input import POISSON
 from ui.budget import heavy, long_running
 from ui.memo import memo
 
@@ -24,6 +27,7 @@ X_MAX = 1.15               # charts run to 1.15 × the exact capacity
 SIM_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 0.9)      # of the exact capacity
 SIM_JOBS = 40_000
 SEED = 2010
+AT_STREAM = 99             # seed stream of the simulation at the chosen load (the answer)
 N_AUTO = 160               # phases solved at once on every rerun; beyond, behind a button
 N_LIMIT = 3_000            # largest phase space the sensitivity sweeps solve
 K_FAMILY = (1, 2, 4, 8, 16, 32, 64)
@@ -127,11 +131,25 @@ def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     return pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
 
 
+def arrivals_at(arrivals, lam) -> dict:
+    """The simulator's ``arrivals`` keyword for the choice ``arrivals`` at ``lam`` (per
+    ms): none for Poisson (the simulator's own arrivals, as before), else the process
+    time-scaled to ``lam`` (its times in ms)."""
+    return {} if arrivals.is_poisson else {"arrivals": arrivals.process(lam)}
+
+
 @memo(512)
 @heavy
-def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i):
+def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i, arrivals=POISSON):
     return pl.simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
-                              seed=np.random.SeedSequence([SEED, i]))
+                              seed=np.random.SeedSequence([SEED, i]),
+                              **arrivals_at(arrivals, lam))
+
+
+def sim_at(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, arrivals) -> pl.TandemSimResult:
+    """One simulated run at the chosen load ``lam`` (per ms) under ``arrivals``."""
+    return _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, AT_STREAM,
+                      arrivals)
 
 
 @dataclass(frozen=True)
@@ -143,12 +161,16 @@ class SimSweep:
 
 
 @memo(CACHE_SIZE)
-def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None) -> SimSweep:
-    """Simulated points at ``SIM_FRACTIONS`` of the exact capacity, one cached run each."""
+def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None,
+              arrivals=POISSON) -> SimSweep:
+    """Simulated points at ``SIM_FRACTIONS`` of the exact capacity under ``arrivals`` (an
+    ``ArrivalChoice``), one cached run each."""
     lam = [f * cap for f in SIM_FRACTIONS]
     out = []
     for i, x in enumerate(lam):
-        out.append(_sim_point(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i))
+        out.append(_sim_point(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i)
+                   if arrivals.is_poisson else
+                   _sim_point(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i, arrivals))
         if bar is not None:
             bar.progress((i + 1) / len(lam), "Simulating…")
     return SimSweep(np.array(lam), np.array([r.throughput for r in out]),

@@ -1,4 +1,8 @@
-"""Figures of the CPU-GPU pipeline page: pure builders, arrays in, ``go.Figure`` out."""
+"""Figures of the CPU-GPU pipeline page: pure builders, arrays in, ``go.Figure`` out.
+
+``arrivals``: the label of a non-Poisson arrival process (None: Poisson, the figures as
+before); the exact and naive curves then say they assume Poisson arrivals and the
+simulated points name the process they ran under."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,21 +60,32 @@ def pipeline_diagram(stages: list[dict], bottleneck: int, arrival_text: str) -> 
                                 hoverinfo="text")])
 
 
+def _poisson(name: str, arrivals) -> str:
+    """A curve's name, saying it assumes Poisson arrivals beside another process."""
+    return name if arrivals is None else f"{name}, Poisson arrivals"
+
+
+def _sim_name(arrivals, name: str) -> str:
+    return name if arrivals is None else f"{name}, {arrivals}"
+
+
 def throughput_figure(lam, thr, lam_naive, thr_naive, *, unstable_at, x_max,
-                      sim=None, baseline=None) -> go.Figure:
+                      sim=None, baseline=None, arrivals=None) -> go.Figure:
     """Departure rate vs arrival rate (jobs/s): exact tandem, naive decomposition, simulation."""
     fig = new_figure("Throughput vs offered load", "arrival rate λ (jobs/s)",
                      "throughput (jobs/s)")
-    traces = [dict(type="scatter", x=_list(lam), y=finite(thr), name="exact tandem",
+    traces = [dict(type="scatter", x=_list(lam), y=finite(thr),
+                   name=_poisson("exact tandem", arrivals),
                    mode="lines", line=dict(color=COLORS["exact"], width=3)),
               dict(type="scatter", x=_list(lam_naive), y=finite(thr_naive),
-                   name="independent stations (naive)", mode="lines",
+                   name=_poisson("independent stations (naive)", arrivals), mode="lines",
                    line=dict(color=NAIVE, dash="dot", width=2)),
               dict(type="scatter", x=[0.0, float(x_max)], y=[float(unstable_at)] * 2,
                    name="exact capacity", mode="lines",
                    line=dict(color=COLORS["bound"], dash="dash", width=1))]
     if sim is not None:
-        traces.append(dict(type="scatter", x=_list(sim[0]), y=_list(sim[1]), name="simulation",
+        traces.append(dict(type="scatter", x=_list(sim[0]), y=_list(sim[1]),
+                           name=_sim_name(arrivals, "simulation"),
                            mode="markers", marker=dict(color=COLORS["sim"], size=9)))
     if baseline is not None:
         traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
@@ -79,24 +94,28 @@ def throughput_figure(lam, thr, lam_naive, thr_naive, *, unstable_at, x_max,
 
 
 def latency_figure(lam, w, lam_naive, w_naive, *, unstable_at, x_max,
-                   sim=None, baseline=None) -> go.Figure:
+                   sim=None, baseline=None, arrivals=None) -> go.Figure:
     """Mean time in the pipeline (ms) vs arrival rate (jobs/s), log scale."""
     fig = new_figure("Mean latency vs offered load", "arrival rate λ (jobs/s)",
                      "mean time in the pipeline (ms)", log_y=True)
-    traces = [dict(type="scatter", x=_list(lam), y=finite(w), name="exact tandem",
+    traces = [dict(type="scatter", x=_list(lam), y=finite(w),
+                   name=_poisson("exact tandem", arrivals),
                    mode="lines", line=dict(color=COLORS["exact"], width=3)),
               dict(type="scatter", x=_list(lam_naive), y=finite(w_naive),
-                   name="independent stations (naive)", mode="lines",
+                   name=_poisson("independent stations (naive)", arrivals), mode="lines",
                    line=dict(color=NAIVE, dash="dot", width=2))]
     if sim is not None:
         traces.append(dict(type="scatter", x=_list(sim[0]), y=_list(sim[1]),
-                           name="simulation ±95% CI", mode="markers",
+                           name=_sim_name(arrivals, "simulation ±95% CI"), mode="markers",
                            marker=dict(color=COLORS["sim"], size=9),
                            error_y=dict(type="data", array=_list(sim[2]))))
     if baseline is not None:
         traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
     fig.add_traces(traces)
-    fit_log_range(fig, w)
+    if arrivals is not None and sim is not None:     # bursty points may lie above the curve
+        fit_log_range(fig, w, np.asarray(sim[1]) + np.asarray(sim[2]))
+    else:
+        fit_log_range(fig, w)
     return shade_unstable(fig, unstable_at, x_max, "unstable")
 
 

@@ -8,7 +8,9 @@ import streamlit as st
 
 from engine.core.domains import PIPE_C, PIPE_K
 from engine.presets import GpuSpec
+from ui import arrivals_input as arr
 from ui import share
+from ui.arrivals_input import POISSON, ArrivalChoice
 
 from . import data
 from .views import BLOCKING, VIEWS
@@ -31,11 +33,13 @@ FIELDS = [
     share.Field("units", 8, int, high=128, domain=PIPE_C),
     share.Field("cpu_speedup", 1.0, float, 0.01, 1000.0),
     share.Field("blocking", "before", str, choices=("before", "after")),
+    *arr.FIELDS,
     share.Field("simulate", False, bool),
     share.Field("view", VIEWS[0], str, choices=VIEWS),
     share.Field("img", "png", str, choices=("png", "svg")),
 ]
 FIELD = {f.key: f for f in FIELDS}
+ARRIVALS_UPLOAD = "pipeline_arrivals_upload"
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,17 @@ class Scenario:
     cpu_speedup: float
     blocking: str
     simulate: bool
+    arrivals: ArrivalChoice = POISSON   # the arrival process (ui.arrivals_input), at λ
+
+    @property
+    def poisson(self) -> bool:
+        return self.arrivals.is_poisson
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the simulated points are drawn: on request, and always under another
+        arrival process (the exact curves assume Poisson arrivals)."""
+        return self.simulate or not self.poisson
 
     @property
     def workload(self):
@@ -65,8 +80,9 @@ class Scenario:
 
     @property
     def label(self) -> str:
+        traffic = "" if self.poisson else f", {self.arrivals.label}"
         return (f"{self.spec.name}, {self.workload.name.split(':')[0]}, room for {self.K} jobs "
-                f"in GPU memory, {self.units} compute units")
+                f"in GPU memory, {self.units} compute units{traffic}")
 
 
 def _set_k_from_workload():
@@ -104,13 +120,15 @@ def sidebar() -> Scenario:
         st.radio("When the next stage is full", ("before", "after"), key="blocking",
                  format_func=BLOCKING.get, help="Blocking before service (the paper's rule) "
                  "or after service.")
+        arrivals = arr.draw(ARRIVALS_UPLOAD)
         st.toggle("Show simulation points", key="simulate",
-                  help=f"{data.SIM_JOBS:,} jobs at {len(data.SIM_FRACTIONS)} loads (cached).")
+                  help=f"{data.SIM_JOBS:,} jobs at {len(data.SIM_FRACTIONS)} loads (cached); "
+                       "always shown under arrivals other than Poisson.")
         st.radio("Chart image format", ("png", "svg"), key="img", horizontal=True)
     spec = SPECS.get(s["gpu"]) or data.custom_spec(s["link_gbs"], s["mem_bw_gbs"], s["mem_gb"],
                                                    s["sms"], s["peak_tflops"])
     return Scenario(spec, s["workload"], int(s["K"]), int(s["units"]), float(s["cpu_speedup"]),
-                    s["blocking"], bool(s["simulate"]))
+                    s["blocking"], bool(s["simulate"]), arrivals)
 
 
 def load_input() -> Load:

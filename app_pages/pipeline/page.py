@@ -60,8 +60,8 @@ def solve(sc: Scenario, k: tuple) -> data.Curves:
     """The exact curve (and the simulated points) with progress bars, memoised."""
     bar = LazyProgress("Solving the exact tandem…")
     cv = data.curves(*k, bar=bar)
-    if sc.simulate:
-        data.sim_sweep(*k, cv.cap, bar=bar)
+    if sc.simulated:
+        data.sim_sweep(*k, cv.cap, bar=bar, arrivals=sc.arrivals)
     bar.empty()
     return cv
 
@@ -105,9 +105,18 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
                  "the load, give GPU memory room for more jobs or add compute units.", icon=":material/warning:")
     w_exact, w_naive = float(exact.w_total), float(naive.w_total)
     items = views.answer_rows(cap, op, w_exact, w_naive, data.what_if(*data.key(r, sc.blocking)))
+    if not sc.poisson:
+        sim = data.sim_at(lam, *data.key(r, sc.blocking), sc.arrivals) if op.stable else None
+        items = views.traffic_rows(sc.arrivals.label, items, sim, w_exact)
     st.markdown(results_markdown(items) + "\n\nNaive: each stage on its own, as if a full stage "
                 "never held up the one before it. More compute units means more hardware: "
                 "each extra unit is as fast as one modelled unit now.")
+    if not sc.poisson:
+        st.caption(f"Arrivals: {sc.arrivals.label}{views.scv_note(sc.arrivals)}, scaled to "
+                   "this load. The exact tandem and the naive decomposition assume "
+                   f"Poisson arrivals; the simulated rows ({data.SIM_JOBS:,} jobs) and the "
+                   "simulated points on Throughput & latency (always shown under these "
+                   "arrivals) run under the chosen process. Capacity does not depend on it.")
     cap_s = float(pl.per_ms_to_per_s(cap))
     scenario = {"label": sc.label, "key": (sc, lam),
                 "metrics": {"capacity (jobs/s)": cap_s, "mean latency (ms)": w_exact,

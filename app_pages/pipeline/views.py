@@ -96,9 +96,15 @@ def stage_frame(scenario, lam: float) -> pd.DataFrame:
     return frame.replace([np.inf, -np.inf], np.nan).round(4)
 
 
-def arrival_text(op: pl.OperatingPoint) -> str:
-    return (f"Jobs arrive at random, {fmt_rate(op.lam_per_ms)} on average "
-            f"({100 * op.load_fraction:.0f} % of capacity)")
+def arrival_text(op: pl.OperatingPoint, arrivals=None) -> str:
+    """The diagram's arrival line; ``arrivals``: a non-Poisson process's label (the boxes'
+    numbers are still the exact tandem's, which assumes Poisson arrivals)."""
+    if arrivals is None:
+        return (f"Jobs arrive at random, {fmt_rate(op.lam_per_ms)} on average "
+                f"({100 * op.load_fraction:.0f} % of capacity)")
+    return (f"Jobs arrive as {arrivals}, {fmt_rate(op.lam_per_ms)} on average "
+            f"({100 * op.load_fraction:.0f} % of capacity); stage numbers: exact tandem, "
+            "Poisson arrivals")
 
 
 WHAT_IF = {"K + 1": "room for 1 more job in GPU memory", "2K": "twice the room in GPU memory",
@@ -126,6 +132,33 @@ def answer_rows(cap: float, op: pl.OperatingPoint, w_exact: float, w_naive: floa
                    for name, c_new in what_if.items()]
 
 
+def traffic_rows(label: str, rows: list, sim, w_exact: float) -> list[tuple[str, str]]:
+    """The results table under another arrival process ``label``: the arrival model first,
+    the exact and naive latencies marked as assuming Poisson arrivals, then the chosen
+    process's simulated mean latency and host blocking at this load (``sim``, an
+    ``engine.pipeline.TandemSimResult`` in ms; None where the load is unstable)."""
+    poisson = {"Mean latency (with blocking)", "Mean latency (naive: no blocking)",
+               "Host held up by full GPU memory"}
+    out = [("Arrivals", label)]
+    out += [(f"{name}, Poisson arrivals" if name in poisson else name, value)
+            for name, value in rows]
+    if sim is None:
+        latency = held = "∞ (unstable)"
+    else:
+        change = ("" if not np.isfinite(w_exact) or w_exact <= 0 else
+                  f" ({format_percent(sim.w_total / w_exact - 1, 1, signed=True)} vs Poisson)")
+        latency = f"{sim.w_total:.4g} ms ± {sim.ci95:.2g}{change}"
+        held = f"{format_percent(sim.p_cpu_blocked, 1)} of the time"
+    at = 1 + next(i for i, (name, _) in enumerate(out) if name.startswith("Host held up"))
+    return (out[:at] + [(f"Mean latency under {label}, simulated", latency),
+                        (f"Host held up under {label}, simulated", held)] + out[at:])
+
+
+def scv_note(arrivals) -> str:
+    """", inter-arrival SCV x" unless the label already states it (a bursty process)."""
+    return "" if arrivals.kind == "bursty" else f", inter-arrival SCV {arrivals.scv:.3g}"
+
+
 def report_inputs(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> dict[str, str]:
     """The report's inputs table: plain text with units."""
     spec = sc.spec
@@ -138,7 +171,10 @@ def report_inputs(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> dict[str, s
             "Compute units modelled (c)": f"{r.c} units of {spec.sm_count / r.c:.3g} SMs each",
             "Host stage speed-up": f"{sc.cpu_speedup:g}×",
             "When the next stage is full": BLOCKING[sc.blocking],
-            "Load": f"{fmt_rate(op.lam_per_ms)} ({100 * op.load_fraction:.0f} % of capacity)"}
+            "Load": f"{fmt_rate(op.lam_per_ms)} ({100 * op.load_fraction:.0f} % of capacity)",
+            "Arrivals": sc.arrivals.label + ("" if sc.poisson else
+                                             f"{scv_note(sc.arrivals)}; exact results "
+                                             "assume Poisson arrivals")}
 
 
 def scenario_sentence(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> str:
@@ -146,7 +182,7 @@ def scenario_sentence(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> str:
     return (f"{sc.spec.name} fed “{sc.workload.name}” jobs at {fmt_rate(op.lam_per_ms)}, "
             f"{100 * op.load_fraction:.0f} % of the {fmt_rate(op.capacity_per_ms)} it can "
             f"sustain, with room for {sc.K} jobs in GPU memory and its {sc.spec.sm_count} SMs "
-            f"modelled as {r.c} compute units.")
+            f"modelled as {r.c} compute units. Arrivals: {sc.arrivals.label}.")
 
 
 def marker(lam: float, w_exact: float, op: pl.OperatingPoint) -> dict:
@@ -173,21 +209,23 @@ def figures(view: str, scenario, lam: float | None = None,
     axes = dict(unstable_at=float(pl.per_ms_to_per_s(cv.cap)),
                 x_max=float(pl.per_ms_to_per_s(cv.lam_dense[-1])))
     lam_s, lam_d = pl.per_ms_to_per_s(cv.lam), pl.per_ms_to_per_s(cv.lam_dense)
+    label = None if scenario.poisson else scenario.arrivals.label
     if view == PIPELINE:
         op = data.operating(r, scenario.blocking, lam)
         rows = pl.stage_table(r, op)
         return [("pipeline", figs.pipeline_diagram(stage_boxes(rows), op.slowest,
-                                                   arrival_text(op)))]
+                                                   arrival_text(op, label)))]
     if view == THROUGHPUT:
-        sim = data.sim_sweep(*k, cv.cap) if scenario.simulate else None
+        sim = data.sim_sweep(*k, cv.cap, arrivals=scenario.arrivals) if scenario.simulated \
+            else None
         return [
             ("throughput", figs.throughput_figure(
                 lam_s, pl.per_ms_to_per_s(cv.exact.throughput), lam_d,
-                pl.per_ms_to_per_s(cv.naive.throughput), **axes,
+                pl.per_ms_to_per_s(cv.naive.throughput), **axes, arrivals=label,
                 sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam),
                                               pl.per_ms_to_per_s(sim.throughput)))),
             ("latency", figs.latency_figure(
-                lam_s, cv.exact.w_total, lam_d, cv.naive.w_total, **axes,
+                lam_s, cv.exact.w_total, lam_d, cv.naive.w_total, **axes, arrivals=label,
                 sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam), sim.w_total, sim.ci95),
                 baseline=baseline))]
     if view == TRAFFIC:

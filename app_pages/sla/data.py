@@ -139,12 +139,20 @@ def can_simulate(s, n: int, simulate: bool) -> bool:
 
 # A result keeps its sorted response times (~3 MB per 200,000 requests): few
 # entries, and they expire, so a busy server's memory stays bounded.
+def arrivals_of(s):
+    """The scenario's arrival process for the simulator at its mean rate λ (None:
+    Poisson, the simulator's own, so Poisson runs are those of before)."""
+    return None if s.arrivals.is_poisson else s.arrivals.process(s.lam)
+
+
 @memo(48, ttl=3600)
 @heavy
 def sim_point(s, n: float, n_requests: int):
-    """One random-retry simulation (``engine.sla.simulate_dispatch``), seeded by n."""
+    """One random-retry simulation (``engine.sla.simulate_dispatch``) under the scenario's
+    arrivals, seeded by n."""
     return sla.simulate_dispatch("random_retry", s.lam, s.service, int(n), *s.delays,
-                                 n_requests=n_requests, seed=(SEED, int(n)))
+                                 n_requests=n_requests, seed=(SEED, int(n)),
+                                 arrivals=arrivals_of(s))
 
 
 @memo(CACHE_SIZE)

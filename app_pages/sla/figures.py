@@ -195,3 +195,41 @@ def cost_figure(end_h, autoscaled, static, static_replicas) -> go.Figure:
     return fig.add_traces([_line(end_h, static, f"static peak ({int(static_replicas)} replicas)",
                                  COLORS["bound"], dash="dash"),
                            _line(end_h, autoscaled, "autoscaled", COLORS["exact"], width=3)])
+
+
+TRAFFIC_COLORS = (COLORS["exact"], COLORS["phi0"], COLORS["phi"], COLORS["sim"])
+
+
+def traffic_figure(curves, *, percentile, needed) -> go.Figure:
+    """Poisson vs this traffic: the simulated share of requests slower than the target
+    against replicas, one curve per arrival process (``curves``: (label, n, share late)),
+    with the SLA's allowance and each process's fewest replicas meeting it (``needed``,
+    inf: none simulated) marked."""
+    fig = new_figure("Poisson vs this traffic: share of requests slower than the target "
+                     "(simulated)", "replicas", "share of requests slower than the target",
+                     log_y=True)
+    traces, shown = [], []
+    for (label, n, late), color, best in zip(curves, TRAFFIC_COLORS * 2, needed):
+        xs, ys = _resolved(n, late)
+        shown.append(ys)
+        traces.append(dict(type="scatter", x=xs, y=ys, name=label, mode="lines+markers",
+                           line=dict(color=color, width=2), marker=dict(size=6)))
+        if np.isfinite(best) and best in list(n):
+            y = float(np.asarray(late)[list(n).index(best)])
+            if y > 0:
+                traces.append(dict(type="scatter", x=[float(best)], y=[y], mode="markers",
+                                   name=f"{label}: {best:.0f} replicas", showlegend=False,
+                                   marker=dict(color=color, size=13, symbol="star")))
+    fig.add_traces(traces)
+    allowed = 1.0 - percentile / 100.0
+    sla = hline(allowed, color="#444", dash="dashdot", width=1)
+    fit_log_range(fig, *[s for s in shown if s], [allowed])
+    fig.update_layout(hovermode="closest")
+    fig.update_xaxes(**integer_ticks(*_span(curves)))
+    return add_overlays(fig, [sla], [line_label(sla, f"SLA: at most {allowed:.3g} of requests "
+                                                     "slower", "top right", log_y=True)])
+
+
+def _span(curves) -> tuple[float, float]:
+    n = np.concatenate([np.asarray(c[1], float) for c in curves] or [np.array([1.0])])
+    return (float(n.min()), float(n.max())) if n.size else (1.0, 2.0)

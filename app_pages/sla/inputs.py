@@ -13,7 +13,8 @@ import streamlit as st
 
 from engine import sla
 from engine.core import domains as dom
-from ui import share
+from ui import arrivals_input, share
+from ui.arrivals_input import POISSON, ArrivalChoice
 from ui.memo import memo
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text
 
@@ -25,6 +26,7 @@ GPUS = tuple(data.gpu_table())
 MANUAL = "manual"
 TRACES = {"diurnal": "synthetic day", "custom": "my CSV"}
 UPLOAD_KEY, PASTE_KEY = "sla_trace_upload", "sla_trace_paste"
+ARRIVALS_UPLOAD = "sla_arrivals_upload"
 _LAST = "_sla_last_trace"
 
 MU_SOURCE = share.Field("mu_source", MANUAL, str, choices=(MANUAL,) + GPUS)
@@ -53,7 +55,7 @@ VIEW = share.Field("view", REPLICAS, str, choices=VIEWS)
 IMG = share.Field("img", "png", str, choices=("png", "svg"))
 FIELDS = [MU_SOURCE, MU, GPU_TARGET, LAW, SIGMA, LAM, D1, D2, DELTA, PCT, RT, N, SIMULATE,
           TRACE, HOURS, INTERVAL, AMPLITUDE, SPIKES, SEED, PROVISIONING, HEADROOM, PRICE,
-          VIEW, IMG]
+          VIEW, IMG, *arrivals_input.FIELDS]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Scenario:
     delta: float               # pause before a retry, s
     percentile: float          # SLA percentile p, %
     rt: float                  # SLA response time RT, s
+    arrivals: ArrivalChoice = POISSON      # the arrival process (ui.arrivals_input)
 
     @functools.cached_property
     def service(self):
@@ -81,8 +84,9 @@ class Scenario:
 
     @property
     def label(self) -> str:
+        traffic = "" if self.arrivals.is_poisson else f", {self.arrivals.label}"
         return (f"λ={self.lam:g}/s, μ={self.mu:.4g}/s, p{self.percentile:g} ≤ "
-                f"{float(sla.ms_from_s(self.rt)):g} ms")
+                f"{float(sla.ms_from_s(self.rt)):g} ms{traffic}")
 
 
 @dataclass(frozen=True)
@@ -105,11 +109,13 @@ class PlanInputs:
     usd_per_gpu_hour: float
 
 
-def sidebar() -> None:
-    """Draw the sidebar's widgets (their values land in session state)."""
+def sidebar() -> ArrivalChoice:
+    """Draw the sidebar's widgets (their values land in session state); returns the
+    arrival process chosen."""
     ss = st.session_state
     with st.sidebar:
         share.number_input(LAM, "Arrival rate λ (requests/s)", step=50.0)
+        arrivals = arrivals_input.draw(ARRIVALS_UPLOAD)
         st.selectbox("Replica service rate μ from", MU_SOURCE.choices, key=MU_SOURCE.key,
                      format_func=lambda k: "a number (requests/s)" if k == MANUAL
                      else f"GPU operating point: {data.gpu_table()[k][0]}")
@@ -144,6 +150,7 @@ def sidebar() -> None:
             share.slider(HEADROOM, "Headroom (extra load provisioned)", step=0.05)
             share.number_input(PRICE, "GPU price ($/hour)", step=0.1)
         st.radio("Chart image format", IMG.choices, key=IMG.key, horizontal=True)
+    return arrivals
 
 
 def service_rate() -> float:
@@ -158,12 +165,12 @@ def service_rate() -> float:
     return mu
 
 
-def scenario(mu: float) -> Scenario:
-    """The sidebar's scenario at service rate ``mu``, times in s."""
+def scenario(mu: float, arrivals: ArrivalChoice = POISSON) -> Scenario:
+    """The sidebar's scenario at service rate ``mu`` under ``arrivals``, times in s."""
     ss = st.session_state
     d1, d2, delta, rt = (float(sla.s_from_ms(ss[f.key])) for f in (D1, D2, DELTA, RT))
     return Scenario(float(ss[LAM.key]), mu, ss[LAW.key], float(ss[SIGMA.key]), d1, d2, delta,
-                    float(ss[PCT.key]), rt)
+                    float(ss[PCT.key]), rt, arrivals)
 
 
 def trace_input(lam: float) -> Trace:

@@ -3,7 +3,7 @@ import math
 
 import streamlit as st
 
-from app_pages.sla import data, inputs, results, views
+from app_pages.sla import data, inputs, results, traffic, views
 from ui import compare, share
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress
@@ -26,7 +26,7 @@ def run():
                "autoscaling over a day of load saves against a static fleet sized for the "
                "peak. Paper notation and equations: the Formulas view.")
     share.show_warnings()
-    inputs.sidebar()
+    arrivals = inputs.sidebar()
     ss = st.session_state
     mu = inputs.service_rate()
     if mu <= 0:
@@ -35,7 +35,7 @@ def run():
                  "per-GPU target.", icon=":material/warning:")
         share.publish(inputs.FIELDS)
         return
-    s, simulate = inputs.scenario(mu), bool(ss["simulate"])
+    s, simulate = inputs.scenario(mu, arrivals), bool(ss["simulate"])
     ans = data.answers(s)
     if not math.isfinite(ans["approx"]):
         st.error(f"No number of replicas keeps {s.percentile:g} % of requests within "
@@ -51,15 +51,17 @@ def run():
     sim = data.sim_sweep(s, ns, bar)
     bar.empty()
     st.subheader("Answer")
-    text, rows = "", results.answer_rows(ans, sim, simulate)
+    text, rows = "", results.answer_rows(ans, sim, simulate) + [("Arrivals", s.arrivals.label)]
     if math.isfinite(ans["approx"]):
         who = (f"{results.sim_answer(sim, ans['approx'], simulate)} replicas keep "
                if sim is not None and math.isfinite(sim["fewest"])
                else f"the approximation says {results.fmt_n(ans['approx'])} replicas keep ")
+        poisson = "" if s.arrivals.is_poisson else " (both assume Poisson arrivals)"
         text = (f"\n\n**{who}{s.percentile:g} % of requests within {ss['rt_ms']:g} ms at "
-                f"{s.lam:,.4g} requests/s** ({mu:,.4g} requests/s per replica, {s.law} "
-                f"service times); the paper's approximation says {results.fmt_n(ans['approx'])}"
-                f", one central queue {results.fmt_n(ans['mmn'])}.")
+                f"{s.lam:,.4g} requests/s** ({s.arrivals.label}; {mu:,.4g} requests/s per "
+                f"replica, {s.law} service times); the paper's approximation says "
+                f"{results.fmt_n(ans['approx'])}, one central queue {results.fmt_n(ans['mmn'])}"
+                f"{poisson}.")
     st.markdown(results_markdown(rows) + text,
                 help="Approximation: the fewest n with P(R ≤ RT) ≥ p by Swayam's eq 7 (n′). "
                      "One central queue: M/M/n with Erlang C. Simulation: random dispatch "
@@ -101,9 +103,27 @@ def run():
     share.publish(inputs.FIELDS)
 
 
+def show_traffic(s) -> None:
+    """The "Poisson vs this traffic" view: replicas needed under each arrival process."""
+    bar = LazyProgress("Simulating…")
+    found = traffic.comparison(s, traffic.choices(s), bar)
+    (name, fig), = views.traffic_figures(s, bar)
+    bar.empty()
+    st.dataframe(traffic.rows(s, found), hide_index=True)
+    show_chart(fig, name)
+    st.caption(f"Every process at {s.lam:,.4g} requests/s on average (the MMPP-2 and the "
+               "replay time-scaled to it), random dispatch with retries simulated at each "
+               "replica count (the page's grid around the approximation's answer, then "
+               f"upwards in doubling steps and by bisection, up to {data.SIM_MAX_N}). Upload "
+               "a trace in the Arrivals input to add its replay.")
+
+
 def show_view(view: str, args: tuple, n, baseline) -> None:
     if view == views.FORMULAS_VIEW:
         formulas_panel(views.FORMULAS, views.ERRATA, "sla", "Errata and limits of the approximation")
+        return
+    if view == views.TRAFFIC:
+        show_traffic(args[0])
         return
     first = int(view == views.REPLICAS)      # its first chart is in the fragment
     for name, fig in views.figures(view, *args, n=n, baseline=baseline)[first:]:
@@ -113,7 +133,9 @@ def show_view(view: str, args: tuple, n, baseline) -> None:
         st.info(f"Too few replicas to keep up: more than {data.answers(s)['offered']:.4g} are "
                 "needed; raise the replicas.")
     if view == views.REPLICAS:
-        st.caption(REPLICAS_NOTE)
+        st.caption(REPLICAS_NOTE + ("" if s.arrivals.is_poisson else
+                                    f" Simulation under {s.arrivals.label}; the approximations "
+                                    "and the central queue assume Poisson arrivals."))
 
 
 @st.fragment
@@ -128,10 +150,10 @@ def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
         st.error(f"Too few replicas: {s.lam:,.4g} requests/s is at or beyond what {n} "
                  f"replicas can serve ({at['capacity']:,.4g} requests/s); at least "
                  f"{n_stable} are needed to keep up.", icon=":material/warning:")
-    rows = results.at_rows(at, n, ss["rt_ms"])
+    rows = results.at_rows(at, n, ss["rt_ms"]) + traffic.wait_rows(s, n, simulate)
     results_table(rows)
     report_button("Autoscaling for a latency SLA", results.parameters(s, ss, n, page[1]),
-                  lambda: [(views.TITLES[nm], f, "") for v in views.CHART_VIEWS
+                  lambda: [(views.REPORT_TITLES[nm], f, "") for v in views.report_views(s)
                            for nm, f in views.figures(v, *args, n=n, baseline=baseline)],
                   views.FORMULAS, views.ERRATA, "autoscaling_sla_report.html",
                   answer=list(page[0]) + rows,

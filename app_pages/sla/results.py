@@ -88,7 +88,8 @@ def at_rows(at: dict, n: int, rt_ms: float) -> list:
 
 
 def scenario_sentence(s, rt_ms: float) -> str:
-    return (f"{s.lam:,.4g} requests/s reach replicas that serve {s.mu:,.4g} requests/s each "
+    return (f"{s.lam:,.4g} requests/s ({s.arrivals.label}) reach replicas that serve "
+            f"{s.mu:,.4g} requests/s each "
             f"({s.law} service times); {s.percentile:g} % of requests must be answered within "
             f"{rt_ms:g} ms.")
 
@@ -96,7 +97,7 @@ def scenario_sentence(s, rt_ms: float) -> str:
 def parameters(s, ss, n: int, trace_label: str) -> dict:
     """The report's inputs: plain text with units."""
     law = s.law + (f", log-sd {s.sigma:g}" if s.law == "lognormal" else "")
-    return {"Arrival rate": f"{s.lam:,.6g} requests/s",
+    return {"Arrival rate": f"{s.lam:,.6g} requests/s", "Arrivals": s.arrivals.label,
             "Service rate of one replica": f"{s.mu:,.6g} requests/s", "Service times": law,
             "SLA": f"{s.percentile:g} % of requests within {ss['rt_ms']:g} ms",
             "Dispatch delays": f"to a replica {ss['d1_ms']:g} ms, back {ss['d2_ms']:g} ms, "

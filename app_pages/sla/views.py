@@ -9,13 +9,14 @@ from __future__ import annotations
 from engine import sla
 from ui.memo import memo
 
-from . import data
+from . import data, traffic
 from . import figures as figs
 
-REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER, FORMULAS_VIEW = (
-    "Replicas", "Response time", "Trace & cost", "Paper vs model", "Formulas")
-VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER, FORMULAS_VIEW)
-CHART_VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER)
+REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER, TRAFFIC, FORMULAS_VIEW = (
+    "Replicas", "Response time", "Trace & cost", "Paper vs model", "Poisson vs this traffic",
+    "Formulas")
+VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER, TRAFFIC, FORMULAS_VIEW)
+CHART_VIEWS = (REPLICAS, RESPONSE_TIME, TRACE_COST, PAPER)   # TRAFFIC: once computed
 N_VIEWS = (RESPONSE_TIME,)        # drawn at the what-if n (inside the fragment)
 
 # The report's heading of each chart (the names above are file names).
@@ -25,6 +26,8 @@ TITLES = {"sla_vs_replicas": "Share of requests slower than the target, by repli
           "trace_replicas": "Load over the trace and the replicas serving it",
           "cost": "Cost over the trace: autoscaled against a static fleet",
           "paper_vs_model_waiting": "Paper vs model: eq 1 as printed against its own law"}
+REPORT_TITLES = {**TITLES,       # with the comparison, in the report once computed
+                 "poisson_vs_traffic": "Poisson vs this traffic: replicas needed, by simulation"}
 
 FORMULAS = [
     ("\\omega_p = d_1 + \\Big(\\frac{\\ln(1-p/100)}{\\ln(\\lambda/(n\\mu))} - 1\\Big)(d_1+d_2+\\Delta)",
@@ -99,6 +102,25 @@ def _trace_cost(s, plan) -> list:
                                       p.static_replicas))]
 
 
+def report_views(s) -> tuple:
+    """The views the report draws: the "Poisson vs this traffic" chart once computed."""
+    done = _traffic_figures.ready(s, traffic.choices(s))
+    return CHART_VIEWS + ((TRAFFIC,) if done else ())
+
+
+def traffic_figures(s, bar=None) -> list:
+    """The "Poisson vs this traffic" chart (simulations memoised; ``bar`` moves while
+    they run)."""
+    return _traffic_figures(s, traffic.choices(s), bar)
+
+
+@memo(16)
+def _traffic_figures(s, choices: tuple, bar=None) -> list:
+    found = traffic.comparison(s, choices, bar)
+    return [("poisson_vs_traffic", figs.traffic_figure(
+        traffic.curves(found), percentile=s.percentile, needed=[g["n"] for _, g in found]))]
+
+
 def figures(view: str, s, top: float, simulate: bool, plan=None, n: int | None = None,
             baseline: tuple | None = None) -> list:
     """(name, figure) pairs of one view, each from a pure builder, memoised on the inputs
@@ -114,6 +136,8 @@ def figures(view: str, s, top: float, simulate: bool, plan=None, n: int | None =
         return _figures(view, s, 0.0, simulate, None, n, None)
     if view == TRACE_COST:
         return _figures(view, s, 0.0, False, plan, None, None)
+    if view == TRAFFIC:
+        return traffic_figures(s)
     return []
 
 

@@ -1,7 +1,9 @@
 """The token-limit page's answer in a capacity planner's words: the results rows (shown on
 the page and opening the report), the scenario sentence, the report's inputs and sections,
 and the metrics a pinned baseline is compared on (names carry units).  Every number comes
-from the engine (``LimitPoint``); paper notation stays in help text and the Formulas view."""
+from the engine (``LimitPoint``, exact with Poisson arrivals; under another arrival
+process also ``data.TrafficPoint``: simulated and approximate); every answer names the
+arrival model it assumes.  Paper notation stays in help text and the Formulas view."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,9 +31,11 @@ def pct(x) -> str:
     return format_percent(x, 1)
 
 
-def rows(p, free, patience: float) -> list:
+def rows(p, free, patience: float, exact_note: str = "") -> list:
     """(label, value with units) at the chosen limit ``p`` against no limit ``free``
-    (``LimitPoint``s; ``free`` None where no limit cannot be evaluated)."""
+    (``LimitPoint``s; ``free`` None where no limit cannot be evaluated); ``exact_note``
+    ends the labels of the rows that depend on the arrival model (", Poisson" beside
+    another process)."""
     stable = np.isfinite(p.mean_wait)
     free_wait = np.nan if free is None else free.mean_wait
     change = percent_change(p.mean_wait, free_wait) if stable and np.isfinite(free_wait) \
@@ -40,29 +44,59 @@ def rows(p, free, patience: float) -> list:
     def unlimited(x, text):
         return "n/a" if free is None or np.isnan(x) else text(x)
 
+    x = exact_note
     return [
-        ("Mean wait (no one gives up)", f"{p.mean_wait:.3g} s" if stable else UNSTABLE),
-        ("Mean wait without a limit",
+        ("Mean wait (no one gives up)" + x, f"{p.mean_wait:.3g} s" if stable else UNSTABLE),
+        ("Mean wait without a limit" + x,
          unlimited(free_wait, lambda w: f"{w:.3g} s" if np.isfinite(w) else "unstable")),
-        ("Change vs no limit", "n/a" if change is None else f"{change:+.1f} %"),
+        ("Change vs no limit" + x, "n/a" if change is None else f"{change:+.1f} %"),
         ("Answers clipped", pct(p.clipped_share)),
         ("Load (share of capacity)", f"{pct(p.load)} (no limit: "
          f"{unlimited(np.nan if free is None else free.load, pct)})"),
-        (f"Share of users who give up (wait > {patience:g} s)", pct(p.loss_fraction)),
-        ("Give up without a limit",
+        (f"Share of users who give up (wait > {patience:g} s)" + x, pct(p.loss_fraction)),
+        ("Give up without a limit" + x,
          unlimited(np.nan if free is None else free.loss_fraction, pct)),
-        ("Mean wait of users who stay", f"{p.mean_wait_served:.3g} s"),
-        ("Mean wait of users who stay, no limit",
+        ("Mean wait of users who stay" + x, f"{p.mean_wait_served:.3g} s"),
+        ("Mean wait of users who stay, no limit" + x,
          unlimited(np.nan if free is None else free.mean_wait_served, lambda w: f"{w:.3g} s")),
         ("Mean share of requested tokens served", pct(p.mean_utility)),
     ]
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.3g} s" if np.isfinite(x) else UNSTABLE
+
+
+def traffic_rows(label: str, t, patience: float) -> list:
+    """(label, value) of the chosen arrival process ``label`` at one limit from ``t``
+    (``data.TrafficPoint``): the simulated waits and share who give up, and Kingman's
+    approximation of the mean wait."""
+    plain = (views.unsimulated(t) if t.plain is None else
+             f"{t.plain.mean_wait_all:.3g} s ± {t.plain.ci95_wait_all:.2g}")
+    return [("Arrivals", label),
+            ("Mean wait (no one gives up), simulated", plain),
+            ("Mean wait (no one gives up), GI/G/1 approximation", _seconds(t.approx_wait)),
+            (f"Share of users who give up (wait > {patience:g} s), simulated",
+             pct(t.patient.loss_fraction)),
+            ("Mean wait of users who stay, simulated", f"{t.patient.mean_wait_served:.3g} s")]
+
+
+def traffic_sentence(label: str, t) -> str:
+    """What the chosen arrival process changes, in one sentence (``data.TrafficPoint``)."""
+    plain = ("grows without bound" if t.plain is None and not np.isfinite(t.approx_wait)
+             else "is not simulated this close to capacity" if t.plain is None
+             else f"is {t.plain.mean_wait_all:.3g} s simulated")
+    return (f"Under {label} the mean wait {plain} "
+            f"(GI/G/1 approximation: {_seconds(t.approx_wait)}), and "
+            f"{pct(t.patient.loss_fraction)} of users give up (simulated).")
 
 
 def scenario_sentence(scenario, limit: int) -> str:
     lam = scenario.lam_per_s
     return (f"{scenario.profile.name} serving {lam:.4g} requests/s (one every {1 / lam:.3g} s) "
             f"whose answers ask for {scenario.law.label} output tokens, capped at {limit:,} "
-            f"tokens; users give up after waiting {scenario.patience_s:g} s.")
+            f"tokens; users give up after waiting {scenario.patience_s:g} s. Arrivals: "
+            f"{scenario.arrivals.label}.")
 
 
 def parameters(scenario, limit: int) -> dict:
@@ -73,6 +107,8 @@ def parameters(scenario, limit: int) -> dict:
             "Fixed time per request (c)": f"{prof.c_s:.5g} s",
             "Requested output tokens": s.law.label,
             "Arrival rate (λ)": f"{s.lam_per_s:.5g} requests/s",
+            "Arrivals": s.arrivals.label + ("" if s.poisson else
+                                            f" (inter-arrival SCV {s.arrivals.scv:.3g})"),
             "Token limit (n_max)": f"{limit:,} tokens",
             "Token limits drawn": f"{s.n_range[0]:,} to {s.n_range[1]:,} tokens",
             "Patience (τ)": f"{s.patience_s:g} s",

@@ -1,7 +1,10 @@
 """Figure builders of the LLM token-limit page (Yang et al. §V-B, Fig 4, and more).
 
 Pure builders: arrays in, ``go.Figure`` out; tests read the curves as data.
-Waits are in seconds, limits in output tokens.
+Waits are in seconds, limits in output tokens.  ``arrivals``: the label of a
+non-Poisson arrival process (None: Poisson, the figures as the paper draws them); the
+exact curves then say they assume Poisson arrivals, the simulated points name the
+process, and the mean-wait chart adds Kingman's GI/G/1 approximation.
 """
 from __future__ import annotations
 
@@ -33,17 +36,36 @@ def _limit_mark(limit) -> tuple[list, list]:
     return [line], [line_label(line, f"limit {int(limit)}", "top left")]
 
 
+def _sim_name(arrivals, name="simulation ±95% CI") -> str:
+    return name if arrivals is None else f"{arrivals}, {name}"
+
+
+def _poisson(name, arrivals) -> str:
+    """An exact curve's name, saying it assumes Poisson arrivals beside another process."""
+    return name if arrivals is None else f"{name}, Poisson arrivals"
+
+
 def _unstable(stable_limit, x_max) -> tuple[list, list]:
     return unstable_overlay(float(stable_limit) + 1.0, float(x_max), "unstable (ρ ≥ 1)")
 
 
-def wait_figure(n, mean_wait, *, stable_limit, sim=None, limit=None, baseline=None) -> go.Figure:
-    """Fig 4a: M/G/1 mean queueing delay E[W] (eq 1) vs the token limit."""
+def wait_figure(n, mean_wait, *, stable_limit, sim=None, limit=None, baseline=None,
+                arrivals=None, approx=None) -> go.Figure:
+    """Fig 4a: M/G/1 mean queueing delay E[W] (eq 1) vs the token limit.  Under another
+    arrival process (``arrivals``, its label) the exact curve is the Poisson reference
+    and ``approx`` (Kingman's GI/G/1 mean wait on ``n``) is drawn as an approximation."""
     fig = new_figure("Mean wait vs token limit (no one gives up)", X_TITLE,
                      "mean wait in queue (s)")
-    traces = [_line(n, mean_wait, "E[W], M/G/1 (eqs 1-5)", COLORS["phi0"], width=3)]
+    if arrivals is None:
+        traces = [_line(n, mean_wait, "E[W], M/G/1 (eqs 1-5)", COLORS["phi0"], width=3)]
+    else:
+        traces = [_line(n, mean_wait, "Poisson (exact), M/G/1 (eqs 1-5)", COLORS["phi0"],
+                        dash="dot")]
+        if approx is not None:
+            traces.append(_line(n, approx, f"{arrivals}, GI/G/1 approximation (Kingman)",
+                                COLORS["phi"], dash="dash", width=2.5))
     if sim is not None:
-        traces.append(_points(*sim, "simulation ±95% CI", COLORS["sim"], "triangle-up"))
+        traces.append(_points(*sim, _sim_name(arrivals), COLORS["sim"], "triangle-up"))
     if baseline is not None:
         traces.append(baseline_trace(*baseline, name="baseline (pinned)"))
     fig.add_traces(traces)
@@ -53,16 +75,19 @@ def wait_figure(n, mean_wait, *, stable_limit, sim=None, limit=None, baseline=No
 
 
 def served_wait_figure(n, wait_plain, served_exact, served_interp, patience, *, stable_limit,
-                       sim=None, limit=None) -> go.Figure:
+                       sim=None, limit=None, arrivals=None) -> go.Figure:
     """Fig 4b: mean queueing delay of served users E[W_qs], with and without impatience."""
     fig = new_figure(f"Mean wait of users who stay (others give up after {patience:g} s)",
                      X_TITLE, "mean wait of users who stay (s)")
-    traces = [_line(n, wait_plain, "no impatience (M/G/1)", COLORS["phi0"], dash="dot"),
-              _line(n, served_interp, "impatient, De Kok-Tijms (eqs 6-9)", COLORS["phi"],
-                    dash="dash"),
-              _line(n, served_exact, "impatient, exact M/G/1+D", COLORS["exact"], width=3)]
+    traces = [_line(n, wait_plain, _poisson("no impatience (M/G/1)", arrivals), COLORS["phi0"],
+                    dash="dot"),
+              _line(n, served_interp, _poisson("impatient, De Kok-Tijms (eqs 6-9)", arrivals),
+                    COLORS["phi"], dash="dash"),
+              _line(n, served_exact, _poisson("impatient, exact M/G/1+D", arrivals),
+                    COLORS["exact"], width=3)]
     if sim is not None:
-        traces.append(_points(*sim, "simulation, impatient ±95% CI", COLORS["sim"], "square"))
+        traces.append(_points(*sim, _sim_name(arrivals, "simulation, impatient ±95% CI"),
+                              COLORS["sim"], "square"))
     fig.add_traces(traces)
     tau = hline(float(patience), color=COLORS["bound"], dash="dot", width=1)
     shapes, notes = _limit_mark(limit)
@@ -71,29 +96,39 @@ def served_wait_figure(n, wait_plain, served_exact, served_interp, patience, *, 
                         [line_label(tau, "τ", "bottom right")] + notes + band_notes)
 
 
-def loss_figure(n, loss_exact, loss_interp, patience, *, sim=None, limit=None) -> go.Figure:
+def loss_figure(n, loss_exact, loss_interp, patience, *, sim=None, limit=None,
+                arrivals=None) -> go.Figure:
     """Fig 4c: fraction of impatient users lost π(τ), exact and De Kok-Tijms."""
     fig = new_figure(f"Share of users who give up (after waiting {patience:g} s)", X_TITLE,
                      "share of users who give up π(τ) (fraction)")
-    traces = [_line(n, loss_interp, "De Kok-Tijms interpolation (eq 6)", COLORS["phi"],
-                    dash="dash"),
-              _line(n, loss_exact, "exact M/G/1+D", COLORS["exact"], width=3)]
+    traces = [_line(n, loss_interp, _poisson("De Kok-Tijms interpolation (eq 6)", arrivals),
+                    COLORS["phi"], dash="dash"),
+              _line(n, loss_exact, _poisson("exact M/G/1+D", arrivals), COLORS["exact"],
+                    width=3)]
     if sim is not None:
-        traces.append(_points(*sim, "simulation ±95% CI", COLORS["sim"], "circle"))
+        traces.append(_points(*sim, _sim_name(arrivals), COLORS["sim"], "circle"))
     fig.add_traces(traces)
     return add_overlays(fig, *_limit_mark(limit))
 
 
 def objective_figure(n, v1, v2, best_v1, best_v2, *, v2_label="V2 (eq 11)",
-                     limit=None) -> go.Figure:
-    """Fig 4d: the objectives V1 (eq 10) and V2 (eq 11) with their optima (n, value)."""
+                     limit=None, arrivals=None, v1_approx=None) -> go.Figure:
+    """Fig 4d: the objectives V1 (eq 10) and V2 (eq 11) with their optima (n, value).
+    Under another arrival process (``arrivals``, its label) both are the Poisson ones and
+    ``v1_approx`` (V1 with Kingman's approximate wait) is drawn beside them."""
     fig = new_figure("Service objective vs token limit", X_TITLE, "objective V (utility units)")
-    traces = [_line(n, v1, "V1 (eq 10), patient users", COLORS["phi0"], width=3),
-              _line(n, v2, v2_label + ", impatient users", COLORS["exact"], width=3)]
+    traces = [_line(n, v1, _poisson("V1 (eq 10), patient users", arrivals), COLORS["phi0"],
+                    width=3),
+              _line(n, v2, _poisson(v2_label + ", impatient users", arrivals), COLORS["exact"],
+                    width=3)]
+    if v1_approx is not None:
+        traces.append(_line(n, v1_approx, f"V1 with the GI/G/1 approximation, {arrivals}",
+                            COLORS["phi"], dash="dash"))
     for (bn, bv), name, color in ((best_v1, "V1 optimum", COLORS["phi0"]),
                                   (best_v2, "V2 optimum", COLORS["exact"])):
         traces.append(dict(type="scatter", x=[float(bn)], y=finite([bv]), mode="markers+text",
-                           name=f"{name}: {int(bn)} tokens", text=[f"{int(bn)}"],
+                           name=f"{_poisson(name, arrivals)}: {int(bn)} tokens",
+                           text=[f"{int(bn)}"],
                            textposition="top center",
                            marker=dict(size=14, symbol="star", color=color)))
     fig.add_traces(traces)

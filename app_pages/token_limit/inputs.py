@@ -10,8 +10,10 @@ from engine.core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, N_MAX
                                  THETA)
 from engine.token_limit import rate_at_load
 from app_pages.token_limit import data, views
+from ui import arrivals_input as arr
 from ui import share
 from ui import token_law_input as tli
+from ui.arrivals_input import POISSON, ArrivalChoice
 from ui.token_law_input import TokenLawChoice
 
 TYPED = "typed"
@@ -36,9 +38,10 @@ PRINTED = share.Field("printed_sign", False, bool)
 SIMULATE = share.Field("simulate", True, bool)
 VIEW = share.Field("view", views.DELAY, str, choices=views.VIEWS)
 IMAGE = share.Field("img", "png", str, choices=("png", "svg"))
-FIELDS = [PRESET, INPUT_TERM, PROMPT, A_S, C_S_FIELD, LOAD_MODE, LAM, RHO, *tli.fields(),
-          N_LO, N_HI, LIMIT, PATIENCE, METHOD, THETA_V1, THETA_V2, LOSS, PRINTED, SIMULATE,
-          VIEW, IMAGE]
+ARRIVALS_UPLOAD = "tokens_arrivals_upload"
+FIELDS = [PRESET, INPUT_TERM, PROMPT, A_S, C_S_FIELD, LOAD_MODE, LAM, RHO, *arr.FIELDS,
+          *tli.fields(), N_LO, N_HI, LIMIT, PATIENCE, METHOD, THETA_V1, THETA_V2, LOSS, PRINTED,
+          SIMULATE, VIEW, IMAGE]
 PAPER_A = dict(load_mode="rate", lam_per_s=0.025, law="lognormal", log_mean=7.0, log_sd=0.7,
                theta_v1=119 / 120)                                     # Fig 4a
 PAPER_BD = dict(load_mode="rate", lam_per_s=0.04, law="lognormal", log_mean=7.0, log_sd=0.7,
@@ -71,6 +74,11 @@ class Scenario:
     loss_cost: float
     printed_sign: bool
     simulate: bool
+    arrivals: ArrivalChoice = POISSON   # the arrival process (ui.arrivals_input), at λ
+
+    @property
+    def poisson(self) -> bool:
+        return self.arrivals.is_poisson
 
     @property
     def model(self) -> tuple:
@@ -84,7 +92,9 @@ class Scenario:
     @property
     def label(self) -> str:
         p = self.profile
-        return f"{self.law.label}, λ = {self.lam_per_s:.4g}/s, a = {p.a_s:.4g}, c = {p.c_s:.3g}"
+        traffic = "" if self.poisson else f", {self.arrivals.label}"
+        return (f"{self.law.label}, λ = {self.lam_per_s:.4g}/s, a = {p.a_s:.4g}, "
+                f"c = {p.c_s:.3g}{traffic}")
 
 
 @dataclass(frozen=True)
@@ -108,7 +118,8 @@ def n_range() -> tuple:
     return (lo, hi + 1) if lo == hi else (lo, hi)
 
 
-def scenario(profile: Profile, law: TokenLawChoice) -> Scenario:
+def scenario(profile: Profile, law: TokenLawChoice,
+             arrivals: ArrivalChoice = POISSON) -> Scenario:
     """The Scenario of the current session state (after the sidebar's widgets)."""
     s = st.session_state
     if s[LOAD_MODE.key] == "rate":
@@ -118,4 +129,4 @@ def scenario(profile: Profile, law: TokenLawChoice) -> Scenario:
                                  data.law_summary(law).mean_tokens))
     return Scenario(profile, law, lam, n_range(), float(s[PATIENCE.key]), s[METHOD.key],
                     float(s[THETA_V1.key]), float(s[THETA_V2.key]), float(s[LOSS.key]),
-                    bool(s[PRINTED.key]), bool(s[SIMULATE.key]))
+                    bool(s[PRINTED.key]), bool(s[SIMULATE.key]), arrivals)

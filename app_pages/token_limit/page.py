@@ -4,7 +4,7 @@ import streamlit as st
 from app_pages.token_limit import answer, data, inputs, views
 from app_pages.token_limit.panels import answer_panel, paper_table, profile_input
 from app_pages.token_limit.inputs import Point
-from ui import compare, share
+from ui import arrivals_input, compare, share
 from ui import token_law_input as tli
 from ui.export import report_button, show_chart
 from ui.memo import LazyProgress, with_spinner
@@ -28,6 +28,8 @@ def sidebar() -> inputs.Scenario:
             share.slider(inputs.RHO, "Load without a limit (share of capacity)", step=0.01,
                          help="ρ∞ = λ(aE[n] + c): the arrival rate times the mean service "
                               "time without a limit.")
+        arrivals = arrivals_input.draw(inputs.ARRIVALS_UPLOAD)
+        st.divider()
         left, right = st.columns(2)
         with left:
             share.number_input(inputs.N_LO, "Limits drawn from (tokens)", step=100)
@@ -50,7 +52,7 @@ def sidebar() -> inputs.Scenario:
         st.toggle("Show simulation points", key=inputs.SIMULATE.key,
                   help=f"{data.SIM_JOBS:,} simulated requests per point (cached).")
         st.radio("Chart image format", inputs.IMAGE.choices, key=inputs.IMAGE.key, horizontal=True)
-    return inputs.scenario(profile, law)
+    return inputs.scenario(profile, law, arrivals)
 
 
 def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None,
@@ -72,13 +74,8 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None,
     for i, (name, fig) in enumerate(shown[part]):
         show_chart(fig, name, marker=None if i else marker)
     if view == views.OPTIMAL:
-        b1, b2 = views.best(scenario)
-        st.caption(f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
-                   f"{b1.mean_wait:.3g} s); with users who give up (V2) {b2.n_max:,} tokens "
-                   f"(mean wait {b2.mean_wait:.3g} s, {100 * b2.loss_fraction:.1f} % give up). "
-                   "Both searched over every integer limit near the optimum; the curves are "
-                   "on the grid of limits.", help="V1: eq 10 with E[W]; V2: eq 11 with E[W_q] "
-                   "and π(τ).")
+        st.caption(share.inert(views.optimum_caption(scenario)),
+                   help="V1: eq 10 with E[W]; V2: eq 11 with E[W_q] and π(τ).")
 
 
 @st.fragment
@@ -145,11 +142,12 @@ def run() -> None:
     prof = scenario.profile
     st.caption(f"λ = {scenario.lam_per_s:.4g} requests/s, S = {prof.a_s:.5g}·n + {prof.c_s:.4g} s "
                f"({prof.name}), token law {scenario.law.label}: mean "
-               f"{summary.mean_tokens:.0f} tokens without a limit.")
+               f"{summary.mean_tokens:.0f} tokens without a limit; {scenario.arrivals.label}.")
+    if not scenario.poisson:
+        st.caption(share.inert(views.arrivals_note(scenario)))
     if scenario.simulate:
         bar = LazyProgress("Simulating…")
-        data.sim_sweep(*scenario.model, scenario.patience_s, data.sim_limits(*scenario.n_range),
-                       bar)
+        views.sweep(scenario, bar)
         bar.empty()
     view = st.segmented_control("View", views.VIEWS, key=inputs.VIEW.key, required=True)
     st.subheader("Answer at the chosen limit")

@@ -105,7 +105,8 @@ def answer_panel(p, free, scenario: inputs.Scenario) -> list:
                  f"(load {answer.pct(p.load)} of capacity); {where}. If no one gave up, the "
                  "wait would grow without bound; with patience τ users give up instead "
                  "(their share is shown).", icon=":material/warning:")
-    items = answer.rows(p, free, patience)
+    label = scenario.arrivals.label
+    items = answer.rows(p, free, patience, "" if scenario.poisson else ", Poisson")
     change = items[2][1]
     if not stable:
         wait = "a queue that grows without bound if no one gives up"
@@ -114,12 +115,23 @@ def answer_panel(p, free, scenario: inputs.Scenario) -> list:
                                                    if items[1][1] == "unstable" else "")
     else:
         wait = f"mean wait {p.mean_wait:.3g} s ({change} vs no limit)"
+    after = ""
+    if scenario.poisson:
+        items = items + [("Arrivals", label)]
+    else:
+        t = data.traffic_at(*scenario.model, p.n_max, patience, scenario.arrivals)
+        items = answer.traffic_rows(label, t, patience) + items
+        after = " " + answer.traffic_sentence(label, t)
     st.markdown(results_markdown(items) + "\n\n"
                 f"**Limit {p.n_max:,.0f} → {wait}, {answer.pct(p.clipped_share)} of "
                 f"answers clipped, {answer.pct(p.loss_fraction)} of users give up** "
-                f"(after {patience:g} s; {answer.METHODS[scenario.method]}).",
+                f"(after {patience:g} s; {answer.METHODS[scenario.method]}; Poisson "
+                f"arrivals).{share.inert(after)}",
                 help="Paper notation: mean wait E[W] (M/G/1, eq 1), wait of users who stay "
-                     "E[W_qs] and the share who give up π(τ) (M/G/1+D, eq 9), load ρ = λE[S].")
+                     "E[W_qs] and the share who give up π(τ) (M/G/1+D, eq 9), load ρ = λE[S]. "
+                     "Under other arrivals: simulation (the chosen process at λ) and "
+                     "Kingman's GI/G/1 approximation E[W] ≈ (c_a² + c_s²)/2 · ρ/(1 − ρ) · "
+                     "E[S].")
     return items
 
 

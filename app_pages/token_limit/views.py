@@ -1,6 +1,10 @@
 """The token-limit page's views: their names, and their figures for a scenario at a
-chosen limit (memoised on those frozen inputs)."""
+chosen limit (memoised on those frozen inputs).  The exact curves assume Poisson
+arrivals; under another arrival process (``Scenario.arrivals``) the simulated points
+run under it and Kingman's GI/G/1 approximation of the mean wait is drawn beside them."""
 from __future__ import annotations
+
+import numpy as np
 
 from engine.token_limit import objective_v1, objective_v2
 from app_pages.token_limit import data
@@ -36,6 +40,10 @@ FORMULA_TEX = [
     ("V_1 = \\theta E[u\\,|\\,n_{max}] - (1-\\theta)E[W]", "objective with patient users (eq 10)"),
     ("V_2 = \\theta E[u\\,|\\,n_{max}] - (1-\\theta)E[W_q] - \\ell\\,\\pi(\\tau)",
      "objective with impatient users (eq 11, sign corrected)"),
+    ("E[W] \\approx \\frac{c_a^2 + c_s^2}{2}\\,\\frac{\\rho}{1-\\rho}\\,E[S],\\quad "
+     "c_s^2 = \\frac{E[S^2]}{E^2[S]} - 1",
+     "other arrivals (inter-arrival SCV c_a²): Kingman's GI/G/1 approximation, exact (eq 1) "
+     "for Poisson, c_a² = 1; the exact curves and optima assume Poisson arrivals"),
 ]
 ERRATA = [
     "Eq 11 prints V2 = θE[u] + (1 − θ)E[W] − ℓπ, which rewards delay; the page uses "
@@ -62,11 +70,66 @@ def best(scenario) -> tuple:
                          s.printed_sign))
 
 
+def sweep(scenario, bar=None):
+    """The simulated points of ``scenario`` under its arrivals (``data.SimSweep``)."""
+    s = scenario
+    limits = data.sim_limits(*s.n_range)
+    if s.poisson:
+        return data.sim_sweep(*s.model, s.patience_s, limits, bar)
+    return data.sim_sweep(*s.model, s.patience_s, limits, bar, arrivals=s.arrivals)
+
+
+def approx_wait(scenario):
+    """Kingman's GI/G/1 mean wait (s) on the scenario's grid under its arrivals."""
+    return data.approx_wait(*scenario.model, scenario.grid, scenario.arrivals.scv)
+
+
+def arrivals_note(scenario) -> str:
+    """What the charts show under a non-Poisson arrival process, in words."""
+    s = scenario
+    how = ("the simulated points run under it" if s.simulate else
+           "turn on the simulation points to see the waits under it")
+    return (f"Arrivals: {s.arrivals.label} (inter-arrival SCV {s.arrivals.scv:.3g}) at "
+            f"{s.lam_per_s:.4g} requests/s. The exact curves (M/G/1, M/G/1+D) and the optimal "
+            f"limits assume Poisson arrivals and stay as the reference; {how}. The mean-wait "
+            "chart adds Kingman's GI/G/1 two-moment approximation, an approximation that "
+            "ignores correlation between gaps (an MMPP's or a trace's bursts over longer "
+            "windows), so it can be far off for such traffic.")
+
+
+def unsimulated(t) -> str:
+    """Why a ``data.TrafficPoint`` has no simulated mean wait without impatience."""
+    return ("∞ (unstable)" if not np.isfinite(t.approx_wait) else
+            "not simulated (load near capacity)")
+
+
+def optimum_caption(scenario) -> str:
+    """The optima in words, saying they assume Poisson arrivals; under another process
+    the simulated waits at both optima under it (``data.traffic_at``) beside them."""
+    s = scenario
+    b1, b2 = best(s)
+    text = (f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
+            f"{b1.mean_wait:.3g} s); with users who give up (V2) {b2.n_max:,} tokens "
+            f"(mean wait {b2.mean_wait:.3g} s, {100 * b2.loss_fraction:.1f} % give up). "
+            "Both searched over every integer limit near the optimum; the curves are "
+            "on the grid of limits. Both optima assume Poisson arrivals (exact M/G/1 and "
+            "M/G/1+D).")
+    if s.poisson:
+        return text
+    t1 = data.traffic_at(*s.model, b1.n_max, s.patience_s, s.arrivals)
+    t2 = data.traffic_at(*s.model, b2.n_max, s.patience_s, s.arrivals)
+    at_v1 = (unsimulated(t1) if t1.plain is None else
+             f"{t1.plain.mean_wait_all:.3g} ± {t1.plain.ci95_wait_all:.2g} s simulated")
+    return (text + f" Under {s.arrivals.label}, at {b1.n_max:,} tokens the mean wait is "
+            f"{at_v1} (GI/G/1 approximation {t1.approx_wait:.3g} s); at {b2.n_max:,} tokens "
+            f"{100 * t2.patient.loss_fraction:.1f} % give up and those who stay wait "
+            f"{t2.patient.mean_wait_served:.3g} s (simulated).")
+
+
 def _delay(scenario, point) -> list:
     cur = data.curves(*scenario.model, scenario.patience_s, scenario.grid)
-    sim = None
-    if scenario.simulate:
-        sim = data.sim_sweep(*scenario.model, scenario.patience_s, data.sim_limits(*scenario.n_range))
+    sim = sweep(scenario) if scenario.simulate else None
+    other = None if scenario.poisson else scenario.arrivals.label
     base = point.baseline
     baseline = None
     if base is not None:
@@ -77,14 +140,16 @@ def _delay(scenario, point) -> list:
         ("mean_wait", figs.wait_figure(
             n, cur.mean_wait, stable_limit=cur.stable_limit,
             sim=None if sim is None else (sim.plain_n, sim.plain_wait, sim.plain_ci),
-            baseline=baseline)),
+            baseline=baseline, arrivals=other,
+            approx=None if other is None else approx_wait(scenario))),
         ("served_wait", figs.served_wait_figure(
             n, cur.mean_wait, cur.exact.mean_wait_served, cur.interpolation.mean_wait_served,
             cur.patience, stable_limit=cur.stable_limit,
-            sim=None if sim is None else (sim.n, sim.served_wait, sim.served_ci))),
+            sim=None if sim is None else (sim.n, sim.served_wait, sim.served_ci),
+            arrivals=other)),
         ("loss_fraction", figs.loss_figure(
             n, cur.exact.loss_fraction, cur.interpolation.loss_fraction, cur.patience,
-            sim=None if sim is None else (sim.n, sim.loss, sim.loss_ci))),
+            sim=None if sim is None else (sim.n, sim.loss, sim.loss_ci), arrivals=other)),
     ]
 
 
@@ -97,8 +162,12 @@ def _optimal(scenario) -> list:
     v2 = objective_v2(cur.mean_utility, imp.mean_wait_all, imp.loss_fraction, s.theta_v2,
                       s.loss_cost, s.printed_sign)
     label = "V2 as printed (+(1 − θ)E[W])" if s.printed_sign else "V2 (eq 11)"
+    other = None if s.poisson else s.arrivals.label
+    v1_approx = None if other is None else objective_v1(cur.mean_utility, approx_wait(s),
+                                                         s.theta_v1)
     return [("objectives", figs.objective_figure(
-        cur.n_max, v1, v2, (b1.n_max, b1.objective), (b2.n_max, b2.objective), v2_label=label))]
+        cur.n_max, v1, v2, (b1.n_max, b1.objective), (b2.n_max, b2.objective), v2_label=label,
+        arrivals=other, v1_approx=v1_approx))]
 
 
 def _token_law(scenario, point) -> list:

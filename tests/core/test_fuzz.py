@@ -1,7 +1,7 @@
 """Fuzz tests of the shared engine code: fits, presets, token laws: the contract of tests/fuzzing.py
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
-from engine.core import jit
+from engine.core import arrival_input, jit, two_moment
 from engine.core import stats as stats_core
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 
@@ -519,3 +519,170 @@ FUZZED[presets].update({
     "load_online_pair": test_online_pair_presets,
     "online_pairs": test_online_pair_presets,
     "OnlinePair": (test_online_pair_presets, "load_online_pair")})
+
+
+# ============================================================ engine.core.two_moment
+
+TWO_MOMENT_DOMAINS = {"rate": two_moment.RATE, "mean_service": two_moment.MEAN_SERVICE,
+                      "n_servers": two_moment.N_SERVERS,
+                      "scv_arrival": two_moment.SCV_ARRIVAL,
+                      "scv_service": two_moment.SCV_SERVICE}
+
+
+@FUZZ_VECTOR
+@given(loads(), valid(two_moment.MEAN_SERVICE), valid(two_moment.N_SERVERS),
+       sweep(valid(two_moment.SCV_ARRIVAL)), valid(two_moment.SCV_SERVICE), st.data())
+def test_two_moment(rho, mean_service, n_servers, scv_arrival, scv_service, data):
+    """mean_wait_gg1 and mean_wait_ggn over loads below and beyond capacity: no NaN, inf
+    exactly at ρ ≥ 1, ≥ 0, equal at one server; a bad parameter is named."""
+    for fn, n in ((two_moment.mean_wait_gg1, 1), (two_moment.mean_wait_ggn, n_servers)):
+        rate = at_load(rho, n / mean_service)
+        with np.errstate(over="ignore", invalid="ignore"):
+            unstable = ~(rate * mean_service / n < 1)
+        servers = () if fn is two_moment.mean_wait_gg1 else (n,)
+        w = fn(rate, mean_service, *servers, scv_arrival, scv_service)
+        assert_inf_iff(w, unstable, fn.__name__)
+        assert np.all(w >= 0)
+        tally(fn, POINTS)
+    rate = at_load(rho, 1 / mean_service)
+    assert close(two_moment.mean_wait_ggn(rate, mean_service, 1, scv_arrival, scv_service),
+                 two_moment.mean_wait_gg1(rate, mean_service, scv_arrival, scv_service), 1e-9)
+    params = dict(rate=rate, mean_service=mean_service, n_servers=n_servers,
+                  scv_arrival=scv_arrival, scv_service=scv_service)
+    p, bad = corrupt(data, params, TWO_MOMENT_DOMAINS)
+    rejects((two_moment.mean_wait_gg1, two_moment.mean_wait_ggn), p, bad)
+
+
+# ============================================================ engine.core.arrival_input
+
+class _Process:
+    """A stand-in arrival process: ``times`` scaled to n draws (or returned as they are)."""
+
+    def __init__(self, rate, times, exact=False):
+        self.rate, self.times, self.exact = rate, times, exact
+
+    def sample(self, n, rng):
+        if self.exact:
+            return self.times
+        return np.sort(rng.random(n)) * n / max(self.rate, 1e-300) if n else np.zeros(0)
+
+
+TIMES = st.lists(st.floats(0.0, 1e9, allow_subnormal=False), min_size=1, max_size=40).map(sorted)
+BAD_TIMES = st.sampled_from([[], [[0.0, 1.0]], [1.0, 0.5], [math.nan], [0.0, math.inf],
+                             [-1.0, 2.0], "text", None, {"t": 1.0}])
+
+
+@FUZZ_VECTOR
+@given(st.lists(TIMES, min_size=POINTS, max_size=POINTS),
+       st.lists(st.floats(1e-9, 1e9), min_size=POINTS, max_size=POINTS),
+       st.integers(1, 200), BAD_TIMES,
+       st.sampled_from([0.0, -1.0, math.nan, math.inf, "fast", None]), st.integers(0, 2 ** 32))
+def test_arrival_input(traces, rates, n, bad_times, bad_rate, seed):
+    """check_arrival_times, arrival_rate, arrival_times, is_arrival_process on traces and
+    process objects: a trace comes back as it went in, a process gives n sorted times, a
+    rate is positive (inf for a trace without span); bad input names ``arrivals``."""
+    rng = np.random.default_rng(seed)
+    for times, rate in zip(traces, rates):
+        t = arrival_input.check_arrival_times(times)
+        assert np.array_equal(t, times) and not arrival_input.is_arrival_process(times)
+        assert np.array_equal(arrival_input.arrival_times(times, n, rng), t)
+        r = arrival_input.arrival_rate(times)
+        assert r > 0 and not math.isnan(r)
+        process = _Process(rate, None)
+        assert arrival_input.is_arrival_process(process)
+        drawn = arrival_input.arrival_times(process, n, rng)
+        assert drawn.shape == (n,) and np.all(np.diff(drawn) >= 0) and np.all(drawn >= 0)
+        assert arrival_input.arrival_rate(process) == rate
+    for f in (arrival_input.check_arrival_times, arrival_input.arrival_rate,
+              arrival_input.arrival_times, arrival_input.is_arrival_process):
+        tally(f, POINTS)
+    raises_naming("arrivals", arrival_input.check_arrival_times, bad_times)
+    raises_naming("arrivals", arrival_input.arrival_times, bad_times, n, rng)
+    raises_naming("arrivals", arrival_input.arrival_rate, _Process(bad_rate, None))
+    raises_naming("arrivals", arrival_input.arrival_times, _Process(1.0, bad_times, True), n,
+                  rng)
+
+
+FUZZED[two_moment] = {"mean_wait_gg1": test_two_moment, "mean_wait_ggn": test_two_moment}
+FUZZED[arrival_input] = {
+    "check_arrival_times": test_arrival_input, "arrival_rate": test_arrival_input,
+    "arrival_times": test_arrival_input, "is_arrival_process": test_arrival_input}
+
+
+# ============================================================ engine.presets: arrival summaries
+
+def _arrival_text(scale, gaps):
+    """A valid arrival-preset file: windows increasing from the drawn gaps, statistics and
+    MMPP-2 rates growing with ``scale`` (rate_2 may be 0: an interrupted Poisson process)."""
+    windows = [float(x) for x in np.cumsum(gaps)]
+    n = len(windows)
+    return "\n".join([
+        'id = "arr"', 'name = "fuzz"', 'trace_name = "a fuzz trace"', 'source = "generated"',
+        "n_requests = 1000", f"duration_s = {_toml_value(100.0 * scale)}",
+        f"mean_rate_per_s = {_toml_value(9.99 / scale)}", f"scv = {_toml_value(scale)}",
+        "[windows]", f"window_s = {_toml_value(windows)}",
+        f"idc = {_toml_value([scale * (i + 1) for i in range(n)])}",
+        f"peak_to_mean = {_toml_value([1.0 + scale / (i + 1) for i in range(n)])}",
+        "[mmpp2]", f"rate_1_per_s = {_toml_value(10.0 * scale)}", "rate_2_per_s = 0.0",
+        f"switch_12_per_s = {_toml_value(scale)}", "switch_21_per_s = 0.5",
+        "[rate_over_time]", f"bin_s = {_toml_value(scale)}",
+        f"requests = {_toml_value([i % 3 for i in range(n + 2)])}"]) + "\n"
+
+
+ARRIVAL_FIELDS = ["n_requests", "duration_s", "mean_rate_per_s", "scv", "window_s", "idc",
+                  "peak_to_mean", "rate_1_per_s", "switch_12_per_s", "switch_21_per_s",
+                  "bin_s", "requests", "trace_name"]
+
+
+@FUZZ_VECTOR
+@given(sweep(st.floats(1e-3, 1e3)), st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=6),
+       st.sampled_from([-1.0, 0.0, math.nan, math.inf, "text", True, 0.5, None]), st.data())
+def test_arrival_presets(tmp_path_factory, scales, gaps, bad_value, data):
+    """load_arrival_preset and arrival_presets: ``PRESET_FILES`` valid files load (the
+    directory too) without NaN, into an MMPP-2 with the file's rates and a rate over time
+    of requests/bin_s; a file with one bad field raises ``ValueError`` naming the file and
+    the field (0.5 is valid for some fields, 0 for an IDC or a bin count: then the file
+    loads)."""
+    folder = tmp_path_factory.mktemp("arrivals")
+    for i, scale in enumerate(scales[:PRESET_FILES]):
+        path = folder / f"arr{i}.toml"
+        path.write_text(_arrival_text(scale, gaps).replace('id = "', f'id = "{i}'))
+        preset = presets.load_arrival_preset(path)
+        assert_no_nan(preset)
+        process = preset.mmpp2()
+        assert process.rate_1 == preset.rate_1_per_s and process.rate_2 == 0.0
+        assert process.label == "MMPP-2 fitted to a fuzz trace"
+        assert np.array_equal(preset.rate_per_s, preset.requests_per_bin / preset.bin_s)
+        assert preset.bin_start_s.size == preset.requests_per_bin.size
+    tally(presets.load_arrival_preset, PRESET_FILES)
+    assert len(presets.arrival_presets(folder)) == PRESET_FILES
+    tally(presets.arrival_presets)
+    field = data.draw(st.sampled_from(ARRIVAL_FIELDS), label="field")
+    lines = [ln for ln in _arrival_text(1.0, gaps).splitlines()
+             if not ln.startswith(f"{field} =")]
+    if bad_value is not None:
+        column = field in ("window_s", "idc", "peak_to_mean", "requests")
+        value = [bad_value] * (len(gaps) + 2 * (field == "requests")) if column else bad_value
+        section = {"window_s": "[windows]", "idc": "[windows]", "peak_to_mean": "[windows]",
+                   "rate_1_per_s": "[mmpp2]", "switch_12_per_s": "[mmpp2]",
+                   "switch_21_per_s": "[mmpp2]", "bin_s": "[rate_over_time]",
+                   "requests": "[rate_over_time]"}.get(field)
+        at = lines.index(section) + 1 if section else 4
+        lines.insert(at, f"{field} = {_toml_value(value)}")
+    path = folder / "bad.toml"
+    path.write_text("\n".join(lines) + "\n")
+    valid = (bad_value == 0.5 and field not in ("n_requests", "peak_to_mean", "requests",
+                                                "trace_name")
+             and not (field == "window_s" and len(gaps) > 1)) or (
+        bad_value == 0.0 and field in ("idc", "requests"))      # an IDC or a bin count of 0
+    if valid:
+        assert_no_nan(presets.load_arrival_preset(path))
+        return
+    raises_naming(field, presets.load_arrival_preset, path)
+    raises_naming("bad.toml", presets.load_arrival_preset, path)
+
+
+FUZZED[presets].update({
+    "load_arrival_preset": test_arrival_presets,
+    "arrival_presets": test_arrival_presets,
+    "ArrivalPreset": (test_arrival_presets, "load_arrival_preset")})

@@ -1,0 +1,60 @@
+"""The LLM batching page's answer at the current load: the results rows (shown on the page
+and opening the report) and the metrics a pinned baseline is compared on.
+
+The exact rows (fixed batching's M/D^b/1 latency, the best fixed batch size and cap)
+assume Poisson arrivals; beside another arrival process their labels say so and, with
+the simulation on, fixed batching's latency simulated under that process stands beside
+them.  The last row names the arrival model.
+"""
+from __future__ import annotations
+
+from . import data
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.3g} s" if x < float("inf") else "∞ (cannot keep up)"
+
+
+def rows(s, lam: float, lims: dict, ok: list) -> list:
+    """(label, value with units) of scenario ``s`` at load ``lam`` (requests/s);
+    ``lims``: capacity per strategy, ``ok``: the strategies that keep up at ``lam``."""
+    labels = data.LABELS
+    bc = data.batch_curve(s.law, s.k)
+    b_star, soj_star = data.best_fixed(lam, s.law, s.k)
+    rec, soj_rec = data.recommended_b_max(lam, s.law, s.k)
+    fixed = data.fixed_latency(lam, s.law, s.k, s.b)
+    x = "" if s.poisson else ", Poisson"
+    out = [
+        ("Load", f"{lam:.4g} requests/s"),
+        (f"Mean latency, fixed b = {s.b}{x}", _seconds(fixed)),
+        ("Best fixed batch size" + x, f"{b_star}" if b_star else "none keeps up"),
+        ("Mean latency with it" + x, f"{soj_star:.3g} s" if b_star else "n/a"),
+        ("Best batch-size cap" + x, f"{rec}" if rec else "none keeps up"),
+        ("Mean latency with that cap" + x, f"{soj_rec:.3g} s" if rec else "n/a"),
+        ("Batch size with the most throughput", f"{bc.b_throughput_opt}"),
+        ("Most throughput", f"{bc.peak_throughput_per_s:.3g} requests/s"),
+        ("Mean output length", f"{bc.mean_tokens:.4g} tokens"),
+    ] + [(f"{labels[k]}: capacity", f"{lims[k]:.4g} requests/s, "
+          + ("keeps up here" if k in ok else "cannot keep up here")) for k in data.STRATEGIES]
+    if not s.poisson:
+        out.insert(2, (f"Mean latency, fixed b = {s.b}, simulated", simulated_fixed(s, lam, ok)))
+    return out + [("Arrivals", s.arrivals.label)]
+
+
+def simulated_fixed(s, lam: float, ok: list) -> str:
+    """Fixed batching's mean latency simulated under the scenario's arrivals at ``lam``
+    (with its 95% CI), or why there is none."""
+    if not s.simulate:
+        return "simulation off"
+    if "fixed" not in ok:
+        return "∞ (cannot keep up)"
+    r = data.fixed_sim_at(lam, s.law, s.k, s.b, s.n_jobs, s.arrivals)
+    return f"{r.mean_latency:.3g} s ± {r.ci95:.2g}"
+
+
+def metrics(s, lam: float, lims: dict) -> dict:
+    """What a pinned baseline is compared on (names carry units where they have one)."""
+    b_star, _ = data.best_fixed(lam, s.law, s.k)
+    rec, _ = data.recommended_b_max(lam, s.law, s.k)
+    return {"best fixed batch size": float(b_star), "best batch-size cap": float(rec),
+            "capped dynamic capacity (requests/s)": lims["capped"]}
