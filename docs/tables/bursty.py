@@ -50,6 +50,10 @@ def sla_cells(procs) -> list[str]:
 
 
 def main() -> None:
+    missing = [f for _, f in TRACES.values() if not (REAL / f).is_file()]
+    if missing:
+        raise SystemExit(f"{REAL} does not hold {', '.join(missing)}: the real traces are read "
+                         "from ../shared/real-data beside the repository, never copied into it")
     print("| trace | arrivals | " + " | ".join(f"ρ = {r}: mean / p99 (ms)" for r in RHOS)
           + " | replicas for p99 ≤ 100 ms |")
     print("|---|---|" + "---|" * (len(RHOS) + 1))
