@@ -58,6 +58,11 @@ def results(at) -> dict[str, str]:
     return out
 
 
+def link(at) -> dict:
+    """The page's share link as {key: value} (its query parameters)."""
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
 def metric(at, label: str) -> str:
     """The value labelled ``label`` (or, failing that, whose label starts with it)."""
     found = results(at)

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 from engine import arrivals
 from engine.measured import read_trace
 from engine.presets import arrival_presets
+from tests import pagetest
+from tests.pagetest import link, metric
 from tests.real_data import real_file
 from ui import arrivals_input as arr
 
@@ -41,10 +43,6 @@ def open_widget(query: dict | None = None) -> AppTest:
 
 def label(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("label: "))[7:]
-
-
-def link(at) -> dict:
-    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
 
 
 def plain(text: str) -> str:
@@ -145,3 +143,26 @@ def test_the_choice_stands_for_the_engine_processes():
     assert hash(fitted) == hash(arr.fitted(arr.preset_trace("azure_2023_conv")))
     with pytest.raises(ValueError, match="upload"):
         arr.replayed(preset)                           # a summary has no timestamps
+
+
+# Lean inputs per page (the simulation off where it is optional): the round trip only.
+PAGE_QUERIES = {"gpu_batching": {}, "llm_token_limits": {"simulate": "false"},
+                "llm_batching": {}, "cpu_gpu_pipeline": {},
+                "autoscaling_sla": {"simulate": "false"}}
+
+
+@pytest.mark.parametrize("page", PAGE_QUERIES)
+def test_every_page_has_the_input_and_names_its_arrivals(page):
+    """Each page's sidebar holds the Arrivals input; its choice round-trips in the share
+    link, and the page's answer names the arrival model it assumes."""
+    at = pagetest.open_page(pagetest.script(page),
+                            {"arrivals": "bursty", "arrivals_scv": "9"} | PAGE_QUERIES[page])
+    assert not at.exception
+    box = at.sidebar.selectbox(key="arrivals")
+    assert box.label == "Arrivals" and box.value == "bursty"
+    params = link(at)
+    assert params["arrivals"] == "bursty" and float(params["arrivals_scv"]) == 9.0
+    again = pagetest.open_page(pagetest.script(page), params)
+    assert again.session_state["arrivals"] == "bursty"
+    assert again.session_state["arrivals_scv"] == 9.0
+    assert metric(again, "Arrivals") == metric(at, "Arrivals") == "bursty arrivals (SCV 9)"

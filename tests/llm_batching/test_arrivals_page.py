@@ -12,7 +12,7 @@ from engine import token_laws as tl
 from engine.arrivals import MMPP2, Renewal
 from engine.presets import arrival_presets
 from tests import pagetest
-from tests.pagetest import charts, metric, trace
+from tests.pagetest import charts, metric, trace, link
 from app_pages.llm_batching import data
 
 PAGE = pagetest.script("llm_batching")
@@ -26,10 +26,6 @@ LABEL = "bursty arrivals (SCV 4)"
 
 def open_page(query: dict | None = None):
     return pagetest.open_page(PAGE, query)
-
-
-def link(at) -> dict:
-    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
 
 
 def test_arrivals_input_is_in_the_sidebar_and_round_trips_in_the_link():

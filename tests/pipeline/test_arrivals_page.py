@@ -11,7 +11,7 @@ import pytest
 from engine import pipeline as pl
 from engine.arrivals import Renewal
 from tests import pagetest
-from tests.pagetest import charts, metric, results, trace
+from tests.pagetest import charts, results, trace
 from app_pages.pipeline import data
 from app_pages.pipeline.inputs import SPECS
 
@@ -25,22 +25,6 @@ KEY = data.key(RATES, "before")
 
 def open_page(query: dict | None = None):
     return pagetest.open_page(PAGE, query)
-
-
-def link(at) -> dict:
-    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
-
-
-def test_arrivals_input_is_in_the_sidebar_and_round_trips_in_the_link():
-    at = open_page({"arrivals": "bursty", "arrivals_scv": "9"})
-    box = at.sidebar.selectbox(key="arrivals")
-    assert box.label == "Arrivals" and box.value == "bursty"
-    params = link(at)
-    assert params["arrivals"] == "bursty" and float(params["arrivals_scv"]) == 9.0
-    again = open_page(params)
-    assert again.session_state["arrivals"] == "bursty"
-    assert again.session_state["arrivals_scv"] == 9.0
-    assert metric(again, "Arrivals") == metric(at, "Arrivals") == "bursty arrivals (SCV 9)"
 
 
 def test_bursty_arrivals_move_the_simulated_points_and_the_answer_names_them():

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests import pagetest
-from tests.pagetest import charts, metric, trace
+from tests.pagetest import charts, metric, trace, link
 
 from engine import sla
 
@@ -91,10 +91,6 @@ def replicas_chart(at) -> dict:
     fig = chart(at, "slower than the target")
     return {"x range": fig["layout"]["xaxis"]["range"], "y range": fig["layout"]["yaxis"]["range"],
             "curves": [(t["name"], t["x"], t["y"]) for t in fig["data"]]}
-
-
-def link(at) -> dict:
-    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
 
 
 def test_share_link_restores_the_chart_range():

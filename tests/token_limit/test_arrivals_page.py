@@ -29,22 +29,6 @@ def open_page(query: dict | None = None):
     return pagetest.open_page(PAGE, query)
 
 
-def link(at) -> dict:
-    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
-
-
-def test_arrivals_input_is_in_the_sidebar_and_round_trips_in_the_link():
-    at = open_page({"arrivals": "bursty", "arrivals_scv": "9"} | FAST)
-    box = at.sidebar.selectbox(key="arrivals")
-    assert box.label == "Arrivals" and box.value == "bursty"
-    params = link(at)
-    assert params["arrivals"] == "bursty" and float(params["arrivals_scv"]) == 9.0
-    again = open_page(params)
-    assert again.session_state["arrivals"] == "bursty"
-    assert again.session_state["arrivals_scv"] == 9.0
-    assert metric(again, "Arrivals") == metric(at, "Arrivals") == "bursty arrivals (SCV 9)"
-
-
 def test_bursty_arrivals_move_the_simulated_points_and_draw_the_approximation():
     poisson, bursty = charts(open_page())[0], charts(open_page(BURSTY))[0]
     before = trace(poisson, "simulation ±95% CI")
