@@ -755,3 +755,65 @@ def load_arrival_preset(path) -> ArrivalPreset:
 def arrival_presets(directory=ARRIVAL_DIR) -> dict[str, ArrivalPreset]:
     """All arrival presets in ``directory`` (one TOML file each), keyed by id."""
     return _load_all(directory, load_arrival_preset)
+
+
+# ---------------------------------------------------------------- hardware prices
+# presets/hardware_prices/*.toml: what a GPU costs by the hour and draws at most, and which
+# batch profiles (presets/gpu_batching, presets/llm_batching) ran on how many of them.
+
+HARDWARE_PRICE_DIR = PRESET_DIR / "hardware_prices"
+_PRICE_TOP = {"id": str, "name": str, "source": str, "instance": str, "gpus_per_instance": int,
+              "instance_usd_per_hour": float, "board_power_w": float, "gpus_per_profile": dict}
+
+
+@dataclass(frozen=True)
+class HardwarePrice:
+    """A rented GPU: ``instance`` (``gpus_per_instance`` GPUs) costs
+    ``instance_usd_per_hour``; one GPU draws at most ``board_power_w`` W (its datasheet's
+    maximum board power, an upper bound on what it draws busy).  ``gpus_per_profile``:
+    batch-profile preset id → how many of these GPUs one server of that profile uses."""
+
+    id: str
+    name: str
+    source: str
+    instance: str
+    gpus_per_instance: int
+    instance_usd_per_hour: float
+    board_power_w: float
+    gpus_per_profile: tuple           # ((profile id, GPUs), ...)
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        """The instance's hourly price shared evenly over its GPUs, $ per GPU-hour."""
+        return self.instance_usd_per_hour / self.gpus_per_instance
+
+
+def load_hardware_price(path) -> HardwarePrice:
+    """Load and validate one hardware-price TOML file (``ValueError`` naming the field)."""
+    path = Path(path)
+    data = _read_toml(path)
+    where = path.name
+    _check_keys(data, _PRICE_TOP, _PRICE_TOP, where)
+    for key in ("id", "name", "source", "instance"):
+        if not isinstance(data[key], str) or not data[key]:
+            raise ValueError(f"{where}: field {key!r} must be a non-empty string")
+    gpus = _number_field(data, "gpus_per_instance", where, whole=True)
+    usd = _number_field(data, "instance_usd_per_hour", where)
+    power = _number_field(data, "board_power_w", where)
+    uses = data["gpus_per_profile"]
+    if not isinstance(uses, dict) or not uses:
+        raise ValueError(f"{where}: field 'gpus_per_profile' must map profile ids to GPU counts")
+    pairs = tuple((pid, _number_field(uses, pid, f"{where} [gpus_per_profile]", whole=True))
+                  for pid in uses)
+    for pid, n in pairs:
+        if n > gpus:
+            raise ValueError(f"{where} [gpus_per_profile]: field {pid!r} uses {n} GPUs, the "
+                             f"instance has {gpus}")
+    return HardwarePrice(id=data["id"], name=data["name"], source=data["source"],
+                         instance=data["instance"], gpus_per_instance=gpus,
+                         instance_usd_per_hour=usd, board_power_w=power, gpus_per_profile=pairs)
+
+
+def hardware_prices(directory=HARDWARE_PRICE_DIR) -> dict[str, HardwarePrice]:
+    """All hardware-price presets in ``directory`` (one TOML file each), keyed by id."""
+    return _load_all(directory, load_hardware_price)
