@@ -13,6 +13,8 @@ Each process is a frozen object with ``rate`` (mean arrivals per time unit), ``s
 * ``Replay(arrival_times)``: the trace itself; ``scaled(rate)`` time-scales it
 * ``fit_mmpp2(arrival_times)`` / ``fit_mmpp2_report``: an MMPP-2 matching the mean rate,
   the gap SCV and the IDC at two windows, with what it achieves
+* ``thinned(process, fraction)``: one replica's share when requests are spread at random
+  (exact for Poisson and MMPP-2; ``Thinned`` samples any other process)
 * ``describe(arrival_times, windows=None)`` -> ``ArrivalStats`` (mean rate, SCV, IDC and
   peak-to-mean per window); ``rate_over_time(arrival_times, window)`` for drawing
 
@@ -23,6 +25,7 @@ from .mmpp import MMPP2
 from .processes import Poisson, Renewal
 from .replay import Replay
 from .stats import ArrivalStats, RateOverTime, describe, rate_over_time
+from .thinning import Thinned, thinned
 
 __all__ = ["Poisson", "Renewal", "MMPP2", "Replay", "describe", "ArrivalStats",
-           "rate_over_time", "RateOverTime", "fit_mmpp2", "fit_mmpp2_report", "Mmpp2Fit"]
+           "rate_over_time", "RateOverTime", "fit_mmpp2", "fit_mmpp2_report", "Mmpp2Fit", "Thinned", "thinned"]
