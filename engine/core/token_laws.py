@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 import io
+import math
 from pathlib import Path
 
 import numpy as np
@@ -247,3 +248,33 @@ def binned_pmf(dist, n_bins: int = 60, upper_q: float = 0.999):
     edges = np.unique(np.round(np.linspace(0.0, max(top, 1.0), int(n_bins) + 1)))
     cdf = np.asarray(token_cdf(dist, edges), dtype=float)
     return edges, np.diff(cdf)
+
+
+def clipped_tokens(dist, n_max) -> EmpiricalTokens:
+    """The law of min(n, n_max): a reply cut at ``n_max`` tokens (0 or inf: not cut).
+
+    An ``EmpiricalTokens`` with the counts above ``n_max`` moved onto ``n_max``; a
+    parametric law is first laid on the integers 1..K (``grid_top``; the mass beyond an
+    unbounded law's K, under ``TAIL_EPS``, is left out).  P(n > n_max) is the share of
+    replies cut: ``dist``'s ``sf`` at ``n_max``.
+    """
+    cap = float(np.asarray(n_max, dtype=float)) if not isinstance(n_max, bool) else math.nan
+    if not (cap == 0 or cap >= 1) or (math.isfinite(cap) and cap != round(cap)):
+        raise ValueError(f"n_max must be a whole number >= 1 (or 0 / inf: no limit), "
+                         f"got {n_max!r}")
+    cap = math.inf if cap == 0 else cap
+    if isinstance(dist, EmpiricalTokens):
+        values, probs = dist.values, dist.probs
+    else:
+        k = np.arange(1.0, grid_top(dist, cap) + 1.0)
+        probs = np.asarray(token_pmf(dist, k), dtype=float)
+        if math.isfinite(cap) and k.size:
+            probs[-1] += float(1.0 - token_cdf(dist, k[-1]))
+        keep = probs > 0
+        values, probs = k[keep], probs[keep] / probs[keep].sum()
+    if math.isfinite(cap):
+        cut = np.minimum(values, cap)
+        values, idx = np.unique(cut, return_inverse=True)
+        probs = np.bincount(idx, weights=probs, minlength=values.size)
+    return EmpiricalTokens(np.asarray(values, dtype=float), np.asarray(probs, dtype=float),
+                           int(getattr(dist, "n_samples", 0)))
