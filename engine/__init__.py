@@ -15,6 +15,8 @@ stays cheap):
 * ``engine.measured``     readers of real tools' measurement files (Triton, vLLM, traces)
 * ``engine.arrivals``     arrival processes (Poisson, renewal, MMPP-2, replay), trace statistics
 * ``engine.presets``      hardware and workload presets, validated on load
+* ``engine.sweep``        one function over a parameter grid: in-process, local processes, Dask
+* ``engine.planner``      the cheapest configuration meeting an SLA, over every model above
 
 Earlier module names still import and re-export the same public names:
 ``engine.sim``, ``engine.batch_chain``, ``engine.batching_curves``,
@@ -26,7 +28,7 @@ The engine never imports Streamlit.  Derivations and errata: ``docs/models/``.
 import importlib
 
 __all__ = ["core", "batching", "token_limit", "llm_batching", "pipeline", "sla", "fit", "measured",
-           "presets", "arrivals",
+           "presets", "arrivals", "sweep", "planner",
            "sim", "batch_chain", "batching_curves", "operating_point", "mg1_patience",
            "llm_batching_sim", "pipeline_sim", "dispatch_sim", "token_laws", "params"]
 

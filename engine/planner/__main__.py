@@ -1,0 +1,85 @@
+"""``python -m engine.planner PLAN.toml [--out results.csv] [--dask ADDRESS]``: run a plan
+file (``engine.planner.read_plan``; the planner page downloads its inputs as one) and print
+the answer, the cheapest configurations and why rejected candidates fail.  ``--out``
+writes the ranked table as CSV (units in the column names); ``--dask ADDRESS`` prices the
+configurations on a Dask cluster (``tcp://host:8786``; ``local`` starts one on this
+machine; needs ``pip install -r requirements-dask.txt``); without it, local processes."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import sys
+import time
+
+from .. import sweep
+from .files import arrival_process, read_plan
+from .plan import capacity_plan, ranked_csv
+
+SHOWN = ["hardware", "b_max", "queue_delay_ms", "token_limit", "replicas", "cost_usd_per_hour",
+         "mean_latency_ms", "latency_percentile_ms", "confirmed", "confirmed_percentile_ms"]
+
+
+def progress_bar(stream=sys.stderr, width: int = 40):
+    """A ``progress(done, total)`` callback drawing a text bar on ``stream``."""
+    start = time.perf_counter()
+
+    def draw(done: int, total: int) -> None:
+        filled = int(width * done / max(total, 1))
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
+                     f"configurations, {time.perf_counter() - start:.1f} s")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+    return draw
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine.planner", description=__doc__)
+    parser.add_argument("plan", help="the plan file (TOML)")
+    parser.add_argument("--out", help="write the ranked configurations to this CSV file")
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="a Dask scheduler (tcp://host:8786), or 'local' for a local cluster")
+    args = parser.parse_args(argv)
+    path = Path(args.plan)
+    try:
+        spec = read_plan(path.read_bytes())
+        arrivals = arrival_process(spec, base_dir=path.parent)
+    except OSError as exc:
+        print(f"error: cannot read {args.plan}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"error in {args.plan}: {exc}", file=sys.stderr)
+        return 2
+    executor = None
+    if args.dask:
+        try:
+            executor = sweep.dask_executor(None if args.dask == "local" else args.dask)
+        except (ImportError, OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    try:
+        print(f"Pricing {spec.n_configurations:,} configurations "
+              f"({'Dask at ' + args.dask if args.dask else 'local processes'})...",
+              file=sys.stderr)
+        plan = capacity_plan(spec, arrivals=arrivals, executor=executor,
+                             progress=progress_bar())
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    print(plan.answer)
+    cols = [c for c in SHOWN if c in plan.ranked.columns and not (
+        (c == "token_limit" and spec.workload == "gpu")
+        or (c == "queue_delay_ms" and spec.workload == "llm"))]
+    if len(plan.ranked):
+        print("\nCheapest configurations meeting the SLA (latencies in ms, cost in $/h):")
+        print(plan.ranked[cols].head(10).to_string(index=False))
+    for row in plan.rejected.itertuples():
+        print(f"Rejected: {row.hardware}: {row.reason} ({row.detail})")
+    if args.out:
+        Path(args.out).write_text(ranked_csv(plan), encoding="utf-8")
+        print(f"\nWrote {len(plan.ranked):,} ranked configurations to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

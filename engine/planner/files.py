@@ -1,0 +1,201 @@
+"""A plan as a TOML file (``read_plan``, ``plan_toml``) and the arrival process it names
+(``arrival_process``).  The file holds exactly what the planner page's inputs hold; the
+page downloads its inputs as one, and ``python -m engine.planner PLAN.toml`` runs it::
+
+    workload = "gpu"                 # or "llm"
+    rate_per_s = 1000.0              # requests per s, all replicas together
+    percentile = 99.0                # the SLA: this share of requests ...
+    target_ms = 100.0                # ... within this time
+    energy_cap_j = inf               # J per request (inf: no cap)
+    truncation_cap = 1.0             # LLM: largest share of replies the limit may cut
+    confirm = 5                      # cheapest configurations confirmed by simulation
+    seed = 0
+
+    [arrivals]
+    kind = "poisson"                 # "bursty" (scv), "mmpp2" (trace: an arrival preset id),
+    scv = 1.0                        # "replay" (trace: a trace file, relative to this file)
+    trace = ""
+
+    [search]
+    b_max = [1, 2, 4, 8, 16, 32, 64, 128]
+    queue_delay_ms = [0.0]           # GPU: the Triton batcher's max queue delay
+    token_limit = [0]                # LLM: largest reply in tokens (0: none)
+    token_law = ""                   # LLM: a token-law preset id (presets/token_laws)
+    replicas = [1, 2, 3, 4]          # or { from = 1, to = 16 } (every whole number)
+
+    [[hardware]]                     # one table per candidate
+    profile = "dle_tf_t4_resnet50_amp"   # a preset (engine.planner.hardware_presets) ...
+    price_usd_per_hour = 0.526           # ... any field given here overrides it
+    # or every field: name, price_usd_per_hour, busy_power_w, idle_power_w,
+    # alpha_ms, tau0_ms, max_batch (GPU) or k_s = [k1, k2, k3, k4] (LLM), source
+"""
+from __future__ import annotations
+
+from dataclasses import fields, replace
+import json
+import math
+from pathlib import Path
+import tomllib
+
+from ..arrivals import MMPP2, Poisson, Renewal, Replay
+from ..measured import read_trace
+from ..presets import arrival_presets
+from .spec import Hardware, PlanSpec, hardware_presets
+
+TOP = ("workload", "rate_per_s", "percentile", "target_ms", "energy_cap_j", "truncation_cap",
+       "confirm", "seed", "arrivals", "search", "hardware")
+ARRIVALS = {"kind": "arrivals_kind", "scv": "arrivals_scv", "trace": "arrivals_trace"}
+SEARCH = ("b_max", "queue_delay_ms", "token_limit", "token_law", "replicas")
+HARDWARE = tuple(f.name for f in fields(Hardware))
+
+
+def _table(data, where: str, allowed) -> dict:
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} must be a table")
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise ValueError(f"{where}: unknown field {unknown[0]!r} (allowed: "
+                         f"{', '.join(allowed)})")
+    return data
+
+
+def _range(value, where: str):
+    """A list, or {from, to[, step]} for every step-th whole number from..to."""
+    if isinstance(value, dict):
+        _table(value, where, ("from", "to", "step"))
+        try:
+            lo, hi, step = int(value["from"]), int(value["to"]), int(value.get("step", 1))
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{where} must be a list or {{from = a, to = b}} of whole "
+                             f"numbers") from None
+        if step < 1 or hi < lo or (hi - lo) // step > 100_000:
+            raise ValueError(f"{where}: need from <= to, step >= 1, at most 100,000 values")
+        return list(range(lo, hi + 1, step))
+    if not isinstance(value, list):
+        raise ValueError(f"{where} must be a list of numbers")
+    return value
+
+
+def _hardware(item, i: int, workload: str) -> Hardware:
+    where = f"hardware[{i}]"
+    item = dict(_table(item, where, HARDWARE))
+    if "k_s" in item:
+        if not isinstance(item["k_s"], list):
+            raise ValueError(f"{where}.k_s must be a list of 4 numbers")
+        item["k_s"] = tuple(item["k_s"])
+    pid = item.get("profile", "")
+    if pid:
+        presets = hardware_presets(workload)
+        if pid not in presets:
+            raise ValueError(f"{where}.profile: no {workload} preset {pid!r} (one of "
+                             f"{', '.join(sorted(presets))})")
+        try:
+            return replace(presets[pid], **item)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    try:
+        return Hardware(**item)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def read_plan(text) -> PlanSpec:
+    """The ``PlanSpec`` a TOML text (str or UTF-8 bytes) describes (format: the module
+    docstring); ``ValueError`` naming the field for anything wrong."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("the plan file is not UTF-8 text") from None
+    if not isinstance(text, str):
+        raise ValueError(f"text must be the TOML text of a plan, got {type(text).__name__}")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"the plan file is not valid TOML ({exc})") from None
+    _table(data, "plan", TOP)
+    args = {k: data[k] for k in TOP[:8] if k in data}
+    for key, name in ARRIVALS.items():
+        arrivals = _table(data.get("arrivals", {}), "arrivals", tuple(ARRIVALS))
+        if key in arrivals:
+            args[name] = arrivals[key]
+    search = _table(data.get("search", {}), "search", SEARCH)
+    for key in SEARCH:
+        if key in search:
+            args[key] = search[key] if key == "token_law" else _range(search[key],
+                                                                      f"search.{key}")
+    workload = args.get("workload", "gpu")
+    if workload not in ("gpu", "llm"):
+        raise ValueError(f"workload must be 'gpu' or 'llm', got {workload!r}")
+    items = data.get("hardware", [])
+    if not isinstance(items, list) or not items:
+        raise ValueError("hardware: list at least one candidate ([[hardware]] tables)")
+    args["hardware"] = tuple(_hardware(h, i, workload) for i, h in enumerate(items))
+    if workload == "llm":
+        args.setdefault("b_max", (4, 8, 16, 32, 64))
+    return PlanSpec(**args)
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "inf" if v == math.inf else repr(v)
+    return "[" + ", ".join(_value(x) for x in v) + "]"
+
+
+def plan_toml(spec: PlanSpec) -> str:
+    """``spec`` as a TOML text ``read_plan`` reads back to an equal spec."""
+    if not isinstance(spec, PlanSpec):
+        raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
+    lines = ["# Capacity plan of the Inference Queueing Lab. Run it with",
+             "#   python -m engine.planner this_file.toml [--out results.csv] [--dask ADDRESS]"]
+    lines += [f"{k} = {_value(getattr(spec, k))}" for k in TOP[:8]]
+    lines += ["", "[arrivals]"]
+    lines += [f"{k} = {_value(getattr(spec, name))}" for k, name in ARRIVALS.items()]
+    lines += ["", "[search]"]
+    lines += [f"{k} = {_value(getattr(spec, k))}" for k in SEARCH]
+    for h in spec.hardware:
+        lines += ["", "[[hardware]]"]
+        for k in HARDWARE:
+            v = getattr(h, k)
+            if k in ("alpha_ms", "tau0_ms", "max_batch") and h.workload == "llm":
+                continue
+            if k == "k_s" and h.workload == "gpu":
+                continue
+            lines.append(f"{k} = {_value(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def arrival_process(spec: PlanSpec, base_dir=None):
+    """The total stream ``spec`` names, at ``spec.rate_per_s`` per s: None for Poisson (the
+    exact models' case), ``Renewal`` for "bursty", the arrival preset's fitted MMPP-2
+    time-scaled to the rate for "mmpp2", and for "replay" the trace file
+    ``arrivals_trace`` (relative to ``base_dir``; any format ``engine.measured.read_trace``
+    reads) time-scaled to the rate."""
+    if not isinstance(spec, PlanSpec):
+        raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
+    rate = spec.rate_per_s
+    if spec.arrivals_kind == "poisson":
+        return None
+    if spec.arrivals_kind == "bursty":
+        return Poisson(rate) if spec.arrivals_scv == 1.0 else Renewal(rate, spec.arrivals_scv)
+    if spec.arrivals_kind == "mmpp2":
+        base = arrival_presets()[spec.arrivals_trace].mmpp2()
+        f = rate / base.rate
+        return MMPP2(base.rate_1 * f, base.rate_2 * f, base.switch_12 * f, base.switch_21 * f,
+                     base.name)
+    path = Path(base_dir or ".") / spec.arrivals_trace
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"arrivals.trace: cannot read {str(path)!r} ({exc.strerror})") from None
+    trace = read_trace(data)
+    return Replay(trace.arrival_s, path.name).scaled(rate)
+
+
+__all__ = ["arrival_process", "plan_toml", "read_plan"]
