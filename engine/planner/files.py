@@ -12,8 +12,9 @@ page downloads its inputs as one, and ``python -m engine.planner PLAN.toml`` run
     seed = 0
 
     [arrivals]
-    kind = "poisson"                 # "bursty" (scv), "mmpp2" (trace: an arrival preset id),
-    scv = 1.0                        # "replay" (trace: a trace file, relative to this file)
+    kind = "poisson"                 # "bursty" (scv), "mmpp2" (trace: an arrival preset id or
+    scv = 1.0                        # a trace file), "replay" (trace: a trace file; files are
+                                     # read relative to this file)
     trace = ""
 
     [search]
@@ -37,7 +38,7 @@ import math
 from pathlib import Path
 import tomllib
 
-from ..arrivals import MMPP2, Poisson, Renewal, Replay
+from ..arrivals import MMPP2, Poisson, Renewal, Replay, fit_mmpp2
 from ..measured import read_trace
 from ..presets import arrival_presets
 from .spec import Hardware, PlanSpec, hardware_presets
@@ -173,10 +174,11 @@ def plan_toml(spec: PlanSpec) -> str:
 
 def arrival_process(spec: PlanSpec, base_dir=None):
     """The total stream ``spec`` names, at ``spec.rate_per_s`` per s: None for Poisson (the
-    exact models' case), ``Renewal`` for "bursty", the arrival preset's fitted MMPP-2
-    time-scaled to the rate for "mmpp2", and for "replay" the trace file
-    ``arrivals_trace`` (relative to ``base_dir``; any format ``engine.measured.read_trace``
-    reads) time-scaled to the rate."""
+    exact models' case), ``Renewal`` for "bursty", for "mmpp2" the MMPP-2 fitted to the
+    arrival preset ``arrivals_trace`` (or to the trace file of that name), and for
+    "replay" the trace file ``arrivals_trace`` itself, each time-scaled to the rate.  A
+    file is read relative to ``base_dir``, in any format ``engine.measured.read_trace``
+    reads."""
     if not isinstance(spec, PlanSpec):
         raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
     rate = spec.rate_per_s
@@ -184,18 +186,25 @@ def arrival_process(spec: PlanSpec, base_dir=None):
         return None
     if spec.arrivals_kind == "bursty":
         return Poisson(rate) if spec.arrivals_scv == 1.0 else Renewal(rate, spec.arrivals_scv)
-    if spec.arrivals_kind == "mmpp2":
-        base = arrival_presets()[spec.arrivals_trace].mmpp2()
-        f = rate / base.rate
-        return MMPP2(base.rate_1 * f, base.rate_2 * f, base.switch_12 * f, base.switch_21 * f,
-                     base.name)
+    if spec.arrivals_kind == "mmpp2" and spec.arrivals_trace in arrival_presets():
+        return _at_rate(arrival_presets()[spec.arrivals_trace].mmpp2(), rate)
     path = Path(base_dir or ".") / spec.arrivals_trace
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ValueError(f"arrivals.trace: cannot read {str(path)!r} ({exc.strerror})") from None
-    trace = read_trace(data)
-    return Replay(trace.arrival_s, path.name).scaled(rate)
+    times = read_trace(data).arrival_s
+    if spec.arrivals_kind == "mmpp2":
+        return _at_rate(fit_mmpp2(times, name=path.name), rate)
+    return Replay(times, path.name).scaled(rate)
+
+
+def _at_rate(process: MMPP2, rate: float) -> MMPP2:
+    """``process`` time-scaled to mean ``rate`` (every rate × the same factor: its SCV and
+    its IDC at correspondingly scaled windows kept)."""
+    f = rate / process.rate
+    return MMPP2(process.rate_1 * f, process.rate_2 * f, process.switch_12 * f,
+                 process.switch_21 * f, process.name)
 
 
 __all__ = ["arrival_process", "plan_toml", "read_plan"]

@@ -11,7 +11,7 @@ misses is marked so and the next is tried, until ``spec.confirm`` are confirmed 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import partial
 import io
 import math
@@ -21,7 +21,8 @@ import pandas as pd
 from scipy import stats
 
 from .. import sweep
-from .price import REASONS, price_configuration, screen_jobs, simulate_configuration
+from .price import (REASONS, ConfigPrice, price_configuration, screen_jobs,
+                    simulate_configuration)
 from .spec import PlanSpec
 
 CONFIRM_RUNS = 4
@@ -51,7 +52,8 @@ class CapacityPlan:
     ``pareto_energy``: the stable configurations no other beats on both cost and the
     screened percentile (energy per request); ``rejected``: one row per candidate that
     never meets the SLA, with ``reason`` and ``detail``; ``best``: the cheapest confirmed
-    row as a dict (None if none); ``answer``: the plan in one sentence.
+    row as a dict (None if none; with ``spec.confirm == 0`` the cheapest screened row,
+    its ``confirmed`` NaN); ``answer``: the plan in one sentence, saying which.
     """
 
     spec: PlanSpec
@@ -148,24 +150,37 @@ def money_text(usd: float) -> str:
     return f"${usd:,.3g}" if usd < 10 else f"${usd:,.2f}" if usd < 1000 else f"${usd:,.0f}"
 
 
-def _answer(spec: PlanSpec, best, label: str) -> str:
+def _answer(spec: PlanSpec, best, label: str, ranked: pd.DataFrame) -> str:
     unit = "images/s" if spec.workload == "gpu" else "requests/s"
     sla = f"{spec.percentile:g} % of requests within {duration_text(spec.target_ms)}"
+    load = f"{spec.rate_per_s:,.4g} {unit} ({label})"
+    if best is None and ranked.empty:
+        return (f"No configuration searched keeps {sla} at {load}: see why each candidate "
+                f"fails, then widen the ranges.")
     if best is None:
-        return (f"No configuration searched keeps {sla} at {spec.rate_per_s:,.4g} {unit} "
-                f"({label}): see why each candidate fails, then widen the ranges.")
+        tried = ranked[ranked["confirmed"] == False]  # noqa: E712 (object column)
+        near = tried.loc[tried["confirmed_percentile_ms"].idxmin()]
+        return (f"{len(ranked):,} configurations passed the screening simulation for {sla} at "
+                f"{load}, but none of the {len(tried)} cheapest held the target in the longer "
+                f"confirmation runs (closest: p{spec.percentile:g} "
+                f"{duration_text(near.confirmed_percentile_ms)} with {int(near.replicas)} × "
+                f"{near.hardware}): add replicas to the range or relax the target.")
     extra = ""
     if spec.workload == "gpu" and best["queue_delay_ms"] > 0:
         extra = f", max queue delay {best['queue_delay_ms']:g} ms"
     if spec.workload == "llm":
         extra = (f", token limit {int(best['token_limit'])}" if best["token_limit"] > 0
                  else ", no token limit")
-    return (f"Cheapest: {int(best['replicas'])} × {best['hardware']} (b_max "
+    head = (f"Cheapest: {int(best['replicas'])} × {best['hardware']} (b_max "
             f"{int(best['b_max'])}{extra}) at {money_text(best['cost_usd_per_hour'])}/h "
             f"({money_text(best['cost_usd_per_million'])} per million requests) keeps {sla} "
-            f"at {spec.rate_per_s:,.4g} {unit} ({label}): p{spec.percentile:g} "
-            f"{duration_text(best['confirmed_percentile_ms'])} "
-            f"(± {duration_text(best['confirmed_ci_ms'])}), confirmed by simulation.")
+            f"at {load}: p{spec.percentile:g} ")
+    if best["confirmed"] is True:
+        return (head + f"{duration_text(best['confirmed_percentile_ms'])} "
+                f"(± {duration_text(best['confirmed_ci_ms'])}), confirmed by simulation.")
+    return (head + f"{duration_text(best['latency_percentile_ms'])} in one screening "
+            f"simulation of {screen_jobs(spec.percentile):,} requests, not confirmed by "
+            f"longer runs (confirm = 0).")
 
 
 def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=None,
@@ -188,9 +203,9 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=Non
     if points:
         table = sweep.run(func, points, executor=executor, chunksize=chunksize,
                           progress=progress)
-    else:
-        table = pd.DataFrame(columns=list(PARAMETERS))
-    meets = table[table["meets_sla"]] if len(table) else table
+    else:                                   # no b_max within any candidate's measured batches
+        table = pd.DataFrame(columns=[*PARAMETERS, *(f.name for f in fields(ConfigPrice))])
+    meets = table[table["meets_sla"].astype(bool)]
     ranked = meets.sort_values(["cost_usd_per_hour", "latency_percentile_ms"], kind="stable")
     ranked = ranked.reset_index(drop=True)
     ranked["confirmed"] = pd.Series([np.nan] * len(ranked), dtype=object)
@@ -208,7 +223,9 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=Non
         ranked.loc[i, ["confirmed_percentile_ms", "confirmed_ci_ms"]] = [pct, half]
     good = ranked[ranked["confirmed"] == True]  # noqa: E712 (object column)
     best = None if good.empty else good.iloc[0].to_dict()
-    stable = table[table["stable"]] if len(table) else table
+    if spec.confirm == 0 and len(ranked):
+        best = ranked.iloc[0].to_dict()          # screened only: the answer says so
+    stable = table[table["stable"].astype(bool)]
     fronts = []
     for col in ("latency_percentile_ms", "energy_j_per_request"):
         idx = pareto_front(stable["cost_usd_per_hour"], stable[col]) if len(stable) else []
@@ -223,7 +240,14 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=Non
     rejected = pd.DataFrame(rejected, columns=["hardware", "reason", "detail"])
     return CapacityPlan(spec=spec, table=table, ranked=ranked, pareto_latency=fronts[0],
                         pareto_energy=fronts[1], rejected=rejected, best=best,
-                        answer=_answer(spec, best, label), arrivals_label=label)
+                        answer=_answer(spec, best, label, ranked), arrivals_label=label)
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` as a spreadsheet shows it and never runs it: a leading ``= + - @`` (a
+    formula to Excel or LibreOffice) is preceded by an apostrophe."""
+    text = str(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def ranked_csv(plan: CapacityPlan) -> str:
@@ -244,13 +268,14 @@ def ranked_csv(plan: CapacityPlan) -> str:
         cols.remove("queue_delay_ms")
     out = plan.ranked[cols].rename(columns=UNITS)
     out.insert(0, "rank", np.arange(1, len(out) + 1))
+    out["hardware"] = out["hardware"].map(spreadsheet_safe)
+    unit = "images/s" if s.workload == "gpu" else "requests/s"
     buf = io.StringIO()
-    buf.write(f"# {plan.answer}\n# SLA: p{s.percentile:g} <= {s.target_ms:g} ms; traffic "
-              f"{s.rate_per_s:g} requests/s, {plan.arrivals_label}; percentile "
-              f"p{s.percentile:g}\n")
+    buf.write(f"# {spreadsheet_safe(plan.answer)}\n# SLA: p{s.percentile:g} <= "
+              f"{s.target_ms:g} ms; traffic {s.rate_per_s:g} {unit}, {plan.arrivals_label}\n")
     out.to_csv(buf, index=False)
     return buf.getvalue()
 
 
 __all__ = ["CapacityPlan", "capacity_plan", "duration_text", "money_text", "pareto_front",
-           "plan_grid", "ranked_csv", "REASONS"]
+           "plan_grid", "ranked_csv", "spreadsheet_safe", "REASONS"]

@@ -10,11 +10,12 @@ al. eq 18) with l the longest output of the batch in tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 import math
 
 import numpy as np
 
-from ..presets import (arrival_presets, batch_profiles, hardware_prices, llm_batch_time_presets,
+from ..presets import (batch_profiles, hardware_prices, llm_batch_time_presets,
                        token_law_presets)
 
 WORKLOADS = ("gpu", "llm")
@@ -112,7 +113,8 @@ class PlanSpec:
 
     Traffic: ``rate_per_s`` requests/s in total, arriving as ``arrivals_kind`` ("poisson";
     "bursty": a renewal process with gap SCV ``arrivals_scv``; "mmpp2": the MMPP-2 fitted
-    to the arrival preset ``arrivals_trace``; "replay": the trace file ``arrivals_trace``).
+    to ``arrivals_trace``, an arrival preset's id or a trace file; "replay": the trace
+    file ``arrivals_trace``).
     SLA: ``percentile`` % of requests within ``target_ms``; at most ``energy_cap_j`` J per
     request (inf: no cap); LLM: the token limit may cut at most ``truncation_cap`` of the
     replies (a fraction, 1: no cap).  Candidates: ``hardware``.  Ranges searched (every
@@ -156,9 +158,6 @@ class PlanSpec:
         if self.arrivals_kind in ("mmpp2", "replay") and not self.arrivals_trace:
             raise ValueError(f"arrivals_trace must name a trace for arrivals_kind "
                              f"{self.arrivals_kind!r}")
-        if self.arrivals_kind == "mmpp2" and self.arrivals_trace not in arrival_presets():
-            raise ValueError(f"arrivals_trace must be one of {sorted(arrival_presets())} for "
-                             f"an MMPP-2 fit, got {self.arrivals_trace!r}")
         setv("percentile", _number(self.percentile, "percentile", low=50.0, high=99.99))
         setv("target_ms", _number(self.target_ms, "target_ms", low=0.0, low_open=True))
         setv("energy_cap_j", _number(self.energy_cap_j, "energy_cap_j", low=0.0, low_open=True,
@@ -246,9 +245,15 @@ def hardware_presets(workload: str = "gpu") -> dict[str, Hardware]:
     (``presets/llm_batching``) that a price preset (``presets/hardware_prices``) lists,
     priced at its GPUs' share of the instance.  Busy power: the profile's largest measured
     board power if it has one, else the GPUs' datasheet maximum (an upper bound); idle
-    power 0 W (unknown: type it in)."""
+    power 0 W (unknown: type it in).  Read once per process (the files do not change)."""
     if workload not in WORKLOADS:
         raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    return dict(_hardware_presets(workload))
+
+
+@lru_cache(maxsize=None)
+def _hardware_presets(workload: str) -> dict[str, Hardware]:
+    """The candidates of ``hardware_presets``, built once per process."""
     out = {}
     if workload == "gpu":
         for pid, prof in batch_profiles().items():

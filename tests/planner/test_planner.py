@@ -235,3 +235,51 @@ def test_command_line(tmp_path, capsys):
                     "'dle_tf_t4_resnet50_amp'\n", encoding="utf-8")
     assert main([str(plan)]) == 2
     assert "rate_per_s" in capsys.readouterr().err
+
+
+def test_answers_at_the_edges(monkeypatch):
+    """No b_max within any measured batch: an empty plan that says so; confirm = 0: the
+    cheapest screened configuration, the answer saying it was not confirmed; every
+    confirmation missing the target: no best, and the answer says what came closest."""
+    import engine.planner.plan as plan_module
+    empty = capacity_plan(small_spec(b_max=(512,)), executor="serial")
+    assert empty.table.empty and empty.best is None and "No configuration" in empty.answer
+    assert set(empty.rejected.reason) == {"not searched"}
+    unconfirmed = capacity_plan(small_spec(confirm=0), executor="serial")
+    assert unconfirmed.best is not None and "not confirmed" in unconfirmed.answer
+    assert unconfirmed.best["hardware"] == unconfirmed.ranked.hardware[0]
+    spec = small_spec(confirm=2)
+    monkeypatch.setattr(plan_module, "_confirm", lambda s, row, a: (s.target_ms * 1.1, 0.1))
+    missed = capacity_plan(spec, executor="serial")
+    assert missed.best is None and len(missed.ranked) > 0
+    assert (missed.ranked.confirmed.iloc[:6] == False).all()  # noqa: E712 (3 x confirm tried)
+    assert missed.ranked.confirmed.iloc[6:].isna().all()
+    assert "none of the 6 cheapest" in missed.answer
+
+
+def test_spreadsheet_safe_csv():
+    """A hardware name a spreadsheet would run as a formula is written as text."""
+    from engine.planner import spreadsheet_safe
+    evil = T4.__class__(**{**T4.__dict__, "name": "=HYPERLINK(\"x\")"})
+    plan = capacity_plan(small_spec(hardware=(evil,), confirm=1), executor="serial")
+    assert "\n1,'=HYPERLINK" in ranked_csv(plan).replace('"', "")
+    assert spreadsheet_safe("-1") == "'-1" and spreadsheet_safe("T4") == "T4"
+
+
+def test_mmpp2_fitted_to_a_trace_file(tmp_path):
+    """arrivals "mmpp2" with a file: the MMPP-2 fitted to it (engine.arrivals.fit_mmpp2),
+    time-scaled to the plan's rate; "replay" of the same file: the trace itself."""
+    from engine.arrivals import fit_mmpp2
+    from engine.planner import arrival_process
+    rng = np.random.default_rng(5)
+    t = np.sort(np.concatenate([rng.uniform(0, 10, 300), rng.uniform(50, 52, 300)]))
+    (tmp_path / "trace.csv").write_text("timestamp\n" + "\n".join(f"{x:.6f}" for x in t))
+    spec = small_spec(arrivals_kind="mmpp2", arrivals_trace="trace.csv")
+    fitted = arrival_process(spec, base_dir=tmp_path)
+    ref = fit_mmpp2(t)
+    assert fitted.rate == pytest.approx(1500.0) and fitted.scv == pytest.approx(ref.scv)
+    assert "trace.csv" in fitted.label
+    replay = arrival_process(spec.with_(arrivals_kind="replay"), base_dir=tmp_path)
+    assert replay.rate == pytest.approx(1500.0)
+    with pytest.raises(ValueError, match="arrivals.trace"):
+        arrival_process(spec, base_dir=tmp_path / "elsewhere")
