@@ -26,7 +26,10 @@ def run() -> None:
         st.Page("app_pages/sla/page.py", title="Autoscaling for a latency SLA",
                 icon=":material/dns:", url_path="autoscaling-sla"),
     ]
-    st.navigation({"Inference Queueing Lab": [home], "Models": models}).run()
+    planning = [st.Page("app_pages/planner/page.py", title="Capacity planner",
+                        icon=":material/savings:", url_path="capacity-planner")]
+    st.navigation({"Inference Queueing Lab": [home], "Models": models,
+                   "Planning": planning}).run()
 
 
 run()

@@ -13,6 +13,7 @@ SCRIPTS = {
     "llm_batching": "app_pages/llm_batching/page.py",
     "cpu_gpu_pipeline": "app_pages/pipeline/page.py",
     "autoscaling_sla": "app_pages/sla/page.py",
+    "capacity_planner": "app_pages/planner/page.py",
 }
 
 

@@ -26,4 +26,6 @@ PAGES = [
              "K: jobs the GPU memory holds", "K", view="Throughput & latency"),
     PageSpec("autoscaling_sla", "autoscaling-sla", "Autoscaling for a latency SLA",
              "SLA percentile p (%)", "pct"),
+    PageSpec("capacity_planner", "capacity-planner", "Capacity planner",
+             "Percentile of requests (%)", "plan_pct"),
 ]
