@@ -148,6 +148,29 @@ def all_table(plan, rows: int = ALL_ROWS) -> pd.DataFrame:
     return pd.DataFrame(out).replace([np.inf], np.nan)
 
 
+def per_hardware_table(plan) -> pd.DataFrame:
+    """Each candidate at its cheapest configuration meeting the SLA (screening run), its
+    cost against the cheapest candidate's, or why it never meets the SLA."""
+    spec, rows = plan.spec, plan.per_hardware
+    u, f = latency_unit(spec)
+    low = rows["cost_usd_per_hour"].min()
+    out = []
+    for r in rows.itertuples():
+        fails = isinstance(r.reason, str) and r.reason not in ("",)
+        if fails:
+            out.append({"candidate": r.hardware, "replicas": "—", "cost ($/h)": "—",
+                        "cost against the cheapest": "—",
+                        f"p{spec.percentile:g} screened ({u})": "—",
+                        "verdict": f"{WHY.get(r.reason, r.reason)}: {r.detail}"})
+            continue
+        out.append({"candidate": r.hardware, "replicas": str(int(r.replicas)),
+                    "cost ($/h)": money_text(r.cost_usd_per_hour),
+                    "cost against the cheapest": f"× {r.cost_usd_per_hour / low:.2f}",
+                    f"p{spec.percentile:g} screened ({u})": f"{r.latency_percentile_ms * f:.4g}",
+                    "verdict": f"meets the SLA with b_max {int(r.b_max)}"})
+    return pd.DataFrame(out)
+
+
 def rejected_table(plan) -> pd.DataFrame:
     """One row per candidate that never meets the SLA: why, in plain words, and the
     closest it came."""

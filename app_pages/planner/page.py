@@ -55,6 +55,9 @@ def answer(plan, choice) -> None:
 
 
 def tables(plan) -> None:
+    if len(plan.spec.hardware) > 1 and len(plan.per_hardware):
+        st.subheader("Each candidate at its cheapest")
+        st.dataframe(data.per_hardware_table(plan), hide_index=True, width="stretch")
     if len(plan.ranked):
         st.subheader("Cheapest configurations meeting the SLA")
         st.dataframe(data.ranked_table(plan), width="stretch")

@@ -51,7 +51,10 @@ class CapacityPlan:
     and ``confirmed_ci_ms`` for those confirmed or refuted; ``pareto_latency``,
     ``pareto_energy``: the stable configurations no other beats on both cost and the
     screened percentile (energy per request); ``rejected``: one row per candidate that
-    never meets the SLA, with ``reason`` and ``detail``; ``best``: the cheapest confirmed
+    never meets the SLA, with ``reason`` and ``detail``; ``per_hardware``: each
+    candidate's cheapest configuration meeting the SLA in the screening run (its ranked
+    row) or, for a rejected one, a row with ``reason`` and ``detail`` (which hardware is
+    worth it, and by how much); ``best``: the cheapest confirmed
     row as a dict (None if none; with ``spec.confirm == 0`` the cheapest screened row,
     its ``confirmed`` NaN); ``answer``: the plan in one sentence, saying which.
     """
@@ -65,6 +68,7 @@ class CapacityPlan:
     best: dict | None
     answer: str
     arrivals_label: str
+    per_hardware: pd.DataFrame
 
 
 def plan_grid(spec: PlanSpec) -> list[dict]:
@@ -238,9 +242,17 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=Non
         reason, detail = _rejection(spec, rows)
         rejected.append(dict(hardware=hw.name, reason=reason, detail=detail))
     rejected = pd.DataFrame(rejected, columns=["hardware", "reason", "detail"])
+    firsts = ranked.drop_duplicates("hardware", keep="first")
+    per_hardware = pd.concat([firsts, rejected], ignore_index=True) if len(rejected) else firsts
+    order = {hw.name: i for i, hw in enumerate(spec.hardware)}
+    per_hardware = per_hardware.sort_values(
+        ["cost_usd_per_hour", "hardware"], key=lambda c: c.map(order) if c.name == "hardware"
+        else c, na_position="last", kind="stable").reset_index(drop=True) \
+        if len(per_hardware) else per_hardware.reset_index(drop=True)
     return CapacityPlan(spec=spec, table=table, ranked=ranked, pareto_latency=fronts[0],
                         pareto_energy=fronts[1], rejected=rejected, best=best,
-                        answer=_answer(spec, best, label, ranked), arrivals_label=label)
+                        answer=_answer(spec, best, label, ranked), arrivals_label=label,
+                        per_hardware=per_hardware)
 
 
 def spreadsheet_safe(text: str) -> str:

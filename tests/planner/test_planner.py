@@ -283,3 +283,18 @@ def test_mmpp2_fitted_to_a_trace_file(tmp_path):
     assert replay.rate == pytest.approx(1500.0)
     with pytest.raises(ValueError, match="arrivals.trace"):
         arrival_process(spec, base_dir=tmp_path / "elsewhere")
+
+
+def test_per_hardware_is_each_candidates_cheapest(small_plan):
+    """One row per candidate: the first ranked row of that hardware (cheapest meeting the
+    SLA in the screening run), sorted by cost; a rejected one carries its reason."""
+    per = small_plan.per_hardware
+    assert sorted(per.hardware) == sorted(h.name for h in small_plan.spec.hardware)
+    for row in per.itertuples():
+        mine = small_plan.ranked[small_plan.ranked.hardware == row.hardware]
+        if len(mine):
+            assert (row.b_max, row.replicas) == (mine.b_max.iloc[0], mine.replicas.iloc[0])
+        else:
+            assert row.reason in ("unstable", "latency", "energy", "truncation")
+    costs = per.cost_usd_per_hour.dropna().to_numpy()
+    assert np.all(np.diff(costs) >= 0)

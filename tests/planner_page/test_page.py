@@ -51,8 +51,14 @@ def shown_text(at) -> str:
 
 
 def ranked(at):
-    """The ranked table (the first table with a cost column)."""
-    return next(df.value for df in at.dataframe if "cost ($/h)" in df.value.columns)
+    """The ranked table (the first table with a cost and a b_max column)."""
+    return next(df.value for df in at.dataframe
+                if {"cost ($/h)", "b_max"} <= set(df.value.columns))
+
+
+def per_candidate(at):
+    """The table of each candidate at its cheapest."""
+    return next(df.value for df in at.dataframe if "cost against the cheapest" in df.value.columns)
 
 
 def _page_capturing_downloads(page):
@@ -369,3 +375,14 @@ def test_the_arrival_choice_goes_into_the_plan_and_its_file():
     assert (plan["kind"], plan["trace"]) == ("replay", "mine.csv")
     assert any("records the uploaded trace as a replay of mine.csv" in c.value
                for c in at.caption)
+
+
+def test_each_candidate_at_its_cheapest():
+    """One row per candidate: the cheapest of them at × 1.00, the others' cost against it
+    from the engine's per-hardware rows, or why they fail."""
+    at = open_page(FAST)
+    table = per_candidate(at)
+    spec = default_spec("gpu")
+    assert len(table) == len(spec.hardware)
+    assert table["cost against the cheapest"].iloc[0] == "× 1.00"
+    assert all(v.startswith("meets the SLA") or ":" in v for v in table["verdict"])
