@@ -167,15 +167,16 @@ def _answer(spec: PlanSpec, best, label: str, ranked: pd.DataFrame) -> str:
         return (f"{len(ranked):,} configurations passed the screening simulation for {sla} at "
                 f"{load}, but none of the {len(tried)} cheapest held the target in the longer "
                 f"confirmation runs (closest: p{spec.percentile:g} "
-                f"{duration_text(near.confirmed_percentile_ms)} with {int(near.replicas)} × "
-                f"{near.hardware}): add replicas to the range or relax the target.")
+                f"{duration_text(near.confirmed_percentile_ms)} with {int(near.replicas)} "
+                f"replicas of {near.hardware}): add replicas to the range or relax the target.")
     extra = ""
     if spec.workload == "gpu" and best["queue_delay_ms"] > 0:
         extra = f", max queue delay {best['queue_delay_ms']:g} ms"
     if spec.workload == "llm":
         extra = (f", token limit {int(best['token_limit'])}" if best["token_limit"] > 0
                  else ", no token limit")
-    head = (f"Cheapest: {int(best['replicas'])} × {best['hardware']} (b_max "
+    copies = f"{int(best['replicas'])} replica{'s' if best['replicas'] > 1 else ''}"
+    head = (f"Cheapest: {copies} of {best['hardware']} (b_max "
             f"{int(best['b_max'])}{extra}) at {money_text(best['cost_usd_per_hour'])}/h "
             f"({money_text(best['cost_usd_per_million'])} per million requests) keeps {sla} "
             f"at {load}: p{spec.percentile:g} ")
