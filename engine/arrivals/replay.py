@@ -73,9 +73,17 @@ class Replay:
     def sample(self, n, rng=None) -> np.ndarray:
         """The first ``n`` arrival times, the first at 0, cycling the trace if ``n`` is
         larger than it (deterministic; ``rng`` ignored)."""
-        n = _count(n)
+        return self.times_at(np.arange(_count(n)))
+
+    def times_at(self, index) -> np.ndarray:
+        """The arrival times of positions ``index`` (whole numbers >= 0) of ``sample``'s
+        endless sequence: the trace from 0, copy k shifted by k periods (span plus one
+        mean gap)."""
+        index = np.asarray(index)
+        if index.size and (index.dtype.kind not in "iu" or index.min() < 0):
+            raise ValueError("index must hold whole numbers >= 0")
         t = self.arrival_times - self.arrival_times[0]
         size = t.size
         period = self.span + self.span / (size - 1)
-        copy, i = np.divmod(np.arange(n), size)
+        copy, i = np.divmod(index, size)
         return t[i] + copy * period

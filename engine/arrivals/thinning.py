@@ -5,10 +5,13 @@ everything else, thins the stream: each replica sees every request with probabil
 p = 1/R.  Thinning a Poisson process of rate λ gives a Poisson process of rate pλ, and
 thinning an MMPP-2 gives the MMPP-2 with both phase rates times p and the same switching
 (the phase is untouched; arrivals in each phase are thinned Poisson): both exact, in
-closed form.  Any other process (a bursty renewal process, a replayed trace) is thinned
-by sampling: draw the whole stream, keep each arrival with probability p.  Thinning a
-renewal process with gap SCV c² gives a renewal process with gap SCV p·c² + 1 − p (a
-gap is a geometric sum of the original gaps; docs/models/planner.md).
+closed form.  A renewal process thins to a renewal process whose gap is the sum of G
+original gaps, G geometric on {1, 2, …} with mean 1/p: its SCV is p·c² + 1 − p
+(docs/models/planner.md), and it is sampled exactly in O(n): a sum of G gamma gaps is one
+gamma gap of G times the shape; of G hyperexponential gaps, a binomial share comes from
+each branch.  A replayed trace keeps the arrivals at the positions of a Bernoulli(p)
+sequence (cumulative geometric steps).  Any other process is thinned by drawing its
+whole stream and keeping each arrival with probability p (n/p draws).
 """
 from __future__ import annotations
 
@@ -18,8 +21,10 @@ import math
 import numpy as np
 
 from ..core.domains import ARRIVAL_RATE
+from .checks import _count, _generator
 from .mmpp import MMPP2
-from .processes import Poisson
+from .processes import DETERMINISTIC_SCV, Poisson, Renewal, _hyperexponential_branches
+from .replay import Replay
 
 
 def _fraction(fraction) -> float:
@@ -63,19 +68,35 @@ class Thinned:
         return f"{self.process.label}, 1 in {1.0 / self.fraction:.3g} at random"
 
     def sample(self, n, rng) -> np.ndarray:
-        """``n`` sorted arrival times: the parent's, each kept with probability p."""
-        n = int(n)
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
-        rng = np.random.default_rng(rng)
-        p = self.fraction
+        """``n`` sorted arrival times: the parent's, each kept with probability p (see
+        the module docstring for how each kind of parent is drawn)."""
+        n, rng = _count(n), _generator(rng)
+        p, parent = self.fraction, self.process
+        if isinstance(parent, Renewal):
+            return np.cumsum(_geometric_sum_gaps(parent, rng.geometric(p, n), rng))
+        if isinstance(parent, Replay):
+            return parent.times_at(np.cumsum(rng.geometric(p, n)) - 1)
         m = max(16, math.ceil(n / p * 1.05 + 10.0 / p))
         while True:
-            times = np.asarray(self.process.sample(m, rng), dtype=float)
+            times = np.asarray(parent.sample(m, rng), dtype=float)
             kept = times[rng.random(m) < p]
             if kept.size >= n:
                 return kept[:n].copy()
             m *= 2
+
+
+def _geometric_sum_gaps(parent: Renewal, count: np.ndarray, rng) -> np.ndarray:
+    """For each entry g of ``count``, the sum of g independent gaps of ``parent``."""
+    mean, c = 1.0 / parent.rate, parent.scv
+    g = count.astype(float)
+    if c < DETERMINISTIC_SCV:
+        return g * mean
+    if c <= 1:                           # gamma (exponential: shape 1): shapes add up
+        return rng.gamma(g / c, c * mean)
+    q, f1, f2 = _hyperexponential_branches(c)
+    fast = rng.binomial(count, q)        # how many of the g gaps take the fast branch
+    return (rng.gamma(fast.astype(float), mean / f1)
+            + rng.gamma((count - fast).astype(float), mean / f2))
 
 
 def thinned(process, fraction):

@@ -258,7 +258,10 @@ def clipped_tokens(dist, n_max) -> EmpiricalTokens:
     unbounded law's K, under ``TAIL_EPS``, is left out).  P(n > n_max) is the share of
     replies cut: ``dist``'s ``sf`` at ``n_max``.
     """
-    cap = float(np.asarray(n_max, dtype=float)) if not isinstance(n_max, bool) else math.nan
+    try:
+        cap = math.nan if isinstance(n_max, (bool, str, bytes)) else float(n_max)
+    except (TypeError, ValueError, OverflowError):
+        cap = math.nan
     if not (cap == 0 or cap >= 1) or (math.isfinite(cap) and cap != round(cap)):
         raise ValueError(f"n_max must be a whole number >= 1 (or 0 / inf: no limit), "
                          f"got {n_max!r}")

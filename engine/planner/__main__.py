@@ -19,8 +19,10 @@ SHOWN = ["hardware", "b_max", "queue_delay_ms", "token_limit", "replicas", "cost
          "mean_latency_ms", "latency_percentile_ms", "confirmed", "confirmed_percentile_ms"]
 
 
-def progress_bar(stream=sys.stderr, width: int = 40):
-    """A ``progress(done, total)`` callback drawing a text bar on ``stream``."""
+def progress_bar(stream=None, width: int = 40):
+    """A ``progress(done, total)`` callback drawing a text bar on ``stream`` (default: the
+    standard error stream of the moment)."""
+    stream = sys.stderr if stream is None else stream
     start = time.perf_counter()
 
     def draw(done: int, total: int) -> None:

@@ -33,7 +33,6 @@ page downloads its inputs as one, and ``python -m engine.planner PLAN.toml`` run
 from __future__ import annotations
 
 from dataclasses import fields, replace
-import json
 import math
 from pathlib import Path
 import tomllib
@@ -64,11 +63,11 @@ def _range(value, where: str):
     """A list, or {from, to[, step]} for every step-th whole number from..to."""
     if isinstance(value, dict):
         _table(value, where, ("from", "to", "step"))
-        try:
-            lo, hi, step = int(value["from"]), int(value["to"]), int(value.get("step", 1))
-        except (KeyError, TypeError, ValueError):
+        ends = [value.get("from"), value.get("to"), value.get("step", 1)]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in ends):
             raise ValueError(f"{where} must be a list or {{from = a, to = b}} of whole "
-                             f"numbers") from None
+                             f"numbers, got {value!r}")
+        lo, hi, step = ends
         if step < 1 or hi < lo or (hi - lo) // step > 100_000:
             raise ValueError(f"{where}: need from <= to, step >= 1, at most 100,000 values")
         return list(range(lo, hi + 1, step))
@@ -85,6 +84,9 @@ def _hardware(item, i: int, workload: str) -> Hardware:
             raise ValueError(f"{where}.k_s must be a list of 4 numbers")
         item["k_s"] = tuple(item["k_s"])
     pid = item.get("profile", "")
+    for key in ("name", "profile", "source"):
+        if key in item and not isinstance(item[key], str):
+            raise ValueError(f"{where}.{key} must be text, got {item[key]!r}")
     if pid:
         presets = hardware_presets(workload)
         if pid not in presets:
@@ -134,19 +136,36 @@ def read_plan(text) -> PlanSpec:
     args["hardware"] = tuple(_hardware(h, i, workload) for i, h in enumerate(items))
     if workload == "llm":
         args.setdefault("b_max", (4, 8, 16, 32, 64))
-    return PlanSpec(**args)
+    try:
+        return PlanSpec(**args)
+    except TypeError as exc:                 # a table where a number or text belongs
+        raise ValueError(f"plan: a field has the wrong kind of value ({exc})") from None
 
 
 def _value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+        return _toml_string(v)
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
         return "inf" if v == math.inf else repr(v)
     return "[" + ", ".join(_value(x) for x in v) + "]"
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes and backslashes escaped, control characters
+    (U+0000-U+001F, U+007F, which TOML forbids raw) as \\uXXXX, the rest as it is."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def plan_toml(spec: PlanSpec) -> str:

@@ -142,16 +142,32 @@ def _rejection(spec: PlanSpec, rows: pd.DataFrame) -> tuple[str, str]:
                           f"{spec.truncation_cap:.1%} allowed")
 
 
+def _plain(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits without an exponent ("0.0617", "2,500")."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{round(x, decimals):,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def duration_text(ms: float) -> str:
-    """A latency in plain words: "16.9 ms", "52.2 s" (s from 10 s up)."""
+    """A latency in plain words: "0.0617 ms", "16.9 ms", "2.5 s", "52.2 s" (s from 1 s)."""
+    ms = float(ms)
+    if math.isnan(ms):
+        return "not known"
     if not math.isfinite(ms):
         return "unstable"
-    return f"{ms / 1000.0:,.3g} s" if ms >= 10_000 else f"{ms:,.3g} ms"
+    return f"{_plain(ms / 1000.0)} s" if abs(ms) >= 1000 else f"{_plain(ms)} ms"
 
 
 def money_text(usd: float) -> str:
-    """Dollars in plain words: "$0.292", "$81.94", "$22,761"."""
-    return f"${usd:,.3g}" if usd < 10 else f"${usd:,.2f}" if usd < 1000 else f"${usd:,.0f}"
+    """Dollars in plain words: "$0.00001", "$0.292", "$81.94", "$22,761"."""
+    usd = float(usd)
+    if not math.isfinite(usd):
+        return f"${usd:g}"
+    return (f"${_plain(usd)}" if abs(usd) < 10 else f"${usd:,.2f}" if abs(usd) < 1000
+            else f"${usd:,.0f}")
 
 
 def _answer(spec: PlanSpec, best, label: str, ranked: pd.DataFrame) -> str:
@@ -284,7 +300,8 @@ def ranked_csv(plan: CapacityPlan) -> str:
     out["hardware"] = out["hardware"].map(spreadsheet_safe)
     unit = "images/s" if s.workload == "gpu" else "requests/s"
     buf = io.StringIO()
-    buf.write(f"# {spreadsheet_safe(plan.answer)}\n# SLA: p{s.percentile:g} <= "
+    answer = " ".join(plan.answer.split())            # one line: the header is a comment
+    buf.write(f"# {spreadsheet_safe(answer)}\n# SLA: p{s.percentile:g} <= "
               f"{s.target_ms:g} ms; traffic {s.rate_per_s:g} {unit}, {plan.arrivals_label}\n")
     out.to_csv(buf, index=False)
     return buf.getvalue()

@@ -33,11 +33,13 @@ from ..core.stats import PERCENTILES, percentiles
 from ..core.token_laws import clipped_tokens
 from ..llm_batching import dynamic_solution, simulate, stability_limit
 from ..presets import token_law_presets
-from .spec import PlanSpec
+from .spec import MAX_REPLICAS, PlanSpec, _number, _whole
 
 SCREEN_JOBS = 20_000              # requests per screening simulation (at least)
 TAIL_JOBS = 200                   # ... and enough for this many beyond the percentile
 MAX_SCREEN_JOBS = 200_000
+NEAR_CAPACITY = 1e-9              # a load within this share of capacity counts as unstable:
+                                  # no chain or run resolves it (latency beyond any target)
 REASONS = {"": "meets the SLA", "unstable": "unstable: more load than the replicas can carry",
            "latency": "latency above the target", "energy": "energy per request above the cap",
            "truncation": "the token limit cuts too many replies"}
@@ -91,13 +93,27 @@ def configuration_seed(spec: PlanSpec, hardware: str, b_max, queue_delay_ms, tok
 def screen_jobs(percentile: float) -> int:
     """Requests one screening run simulates: ``SCREEN_JOBS``, more for a far percentile
     (``TAIL_JOBS`` beyond it), at most ``MAX_SCREEN_JOBS``."""
-    far = TAIL_JOBS / (1.0 - percentile / 100.0)
+    q = _number(percentile, "percentile", low=0.0, high=100.0)
+    if q == 100.0:
+        return MAX_SCREEN_JOBS
+    far = TAIL_JOBS / (1.0 - q / 100.0)
     return int(min(MAX_SCREEN_JOBS, max(SCREEN_JOBS, math.ceil(far))))
 
 
 def replica_arrivals(arrivals, replicas: int):
     """One replica's arrival process (None: Poisson, pass the rate)."""
-    return None if arrivals is None else thinned(arrivals, 1.0 / replicas)
+    r = _whole(replicas, "replicas", 1, MAX_REPLICAS)
+    return None if arrivals is None else thinned(arrivals, 1.0 / r)
+
+
+def _settings(spec, b_max, queue_delay_ms, token_limit, replicas) -> tuple:
+    """The configuration's settings checked: (b_max, delay ms, token limit, replicas)."""
+    if not isinstance(spec, PlanSpec):
+        raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
+    return (_whole(b_max, "b_max", 1, 1 << 20),
+            _number(queue_delay_ms, "queue_delay_ms", low=0.0),
+            _whole(token_limit, "token_limit", 0, 1 << 20),
+            _whole(replicas, "replicas", 1, MAX_REPLICAS))
 
 
 def simulate_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms, token_limit,
@@ -105,8 +121,11 @@ def simulate_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms,
     """Simulate one replica of a configuration: the latency percentile, mean latency and
     its 95 % CI half-width (ms), mean batch size, utilisation.  ``arrivals``: the total
     stream (an ``engine.arrivals`` process at ``spec.rate_per_s`` per s; None: Poisson)."""
+    b_max, queue_delay_ms, token_limit, replicas = _settings(spec, b_max, queue_delay_ms,
+                                                             token_limit, replicas)
     hw = spec.hardware_named(hardware)
-    n = screen_jobs(spec.percentile) if n_jobs is None else int(n_jobs)
+    n = screen_jobs(spec.percentile) if n_jobs is None else _whole(n_jobs, "n_jobs", 100,
+                                                                    10 ** 9)
     seed = configuration_seed(spec, hardware, b_max, queue_delay_ms, token_limit,
                               replicas) if seed is None else seed
     rate = spec.rate_per_s / replicas
@@ -180,12 +199,9 @@ def price_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms=0.0
     ``spec.rate_per_s``).  Deterministic: the simulations are seeded by the plan's seed
     and the configuration (``configuration_seed``).
     """
+    b_max, delay, token_limit, replicas = _settings(spec, b_max, queue_delay_ms, token_limit,
+                                                    replicas)
     hw = spec.hardware_named(hardware)
-    b_max, token_limit, replicas = int(b_max), int(token_limit), int(replicas)
-    delay = float(queue_delay_ms)
-    if b_max < 1 or replicas < 1 or token_limit < 0 or not delay >= 0:
-        raise ValueError(f"b_max and replicas must be >= 1, token_limit and queue_delay_ms "
-                         f">= 0, got {b_max}, {replicas}, {token_limit}, {queue_delay_ms!r}")
     rate = spec.rate_per_s / replicas                       # per replica, per s
     cost_h = hw.price_usd_per_hour * replicas
     cost_m = cost_h / (spec.rate_per_s * 3600.0) * 1e6
@@ -193,7 +209,7 @@ def price_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms=0.0
     cap = _capacity_per_s(spec, hw, b_max, token_limit)
     common = dict(cost_usd_per_hour=cost_h, cost_usd_per_million=cost_m, truncated_fraction=cut,
                   capacity_per_s=cap * replicas)
-    if not rate < cap:
+    if not rate < cap * (1.0 - NEAR_CAPACITY):
         return ConfigPrice(stable=False, method="exact", mean_latency_ms=math.inf,
                            latency_percentile_ms=math.inf, utilization=1.0,
                            mean_batch_size=float(b_max), energy_j_per_request=math.inf,

@@ -30,7 +30,10 @@ def _number(value, name: str, *, low=None, high=None, low_open=False, whole=Fals
     """``value`` as a float in its range, else ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:                    # a Python int beyond any float
+        raise ValueError(f"{name} must be a number within float range, got {value!r}") from None
     if math.isnan(v) or (math.isinf(v) and not (allow_inf and v > 0)):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and (v < low or (low_open and v == low)):
@@ -40,6 +43,19 @@ def _number(value, name: str, *, low=None, high=None, low_open=False, whole=Fals
     if whole and math.isfinite(v) and v != round(v):
         raise ValueError(f"{name} must be a whole number, got {v:g}")
     return v
+
+
+def _whole(value, name: str, low: int, high: int) -> int:
+    """``value`` as an exact int in [low, high] (an int, or a float with a whole value
+    below 2**53, where floats hold every whole number), else ``ValueError`` naming it."""
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) \
+            and value == round(value) and abs(value) < 2 ** 53:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name} must be a whole number in [{low}, {high}], got {value!r}")
+    return int(value)
 
 
 def _values(values, name: str, **rule) -> tuple:
@@ -77,20 +93,25 @@ class Hardware:
     source: str = ""
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"hardware name must be a non-empty text, got {self.name!r}")
+        if not isinstance(self.name, str) or not self.name.strip() \
+                or not self.name.isprintable():
+            raise ValueError(f"hardware name must be a non-empty line of printable text, "
+                             f"got {self.name!r}")
         where = f"hardware {self.name!r}:"
         object.__setattr__(self, "price_usd_per_hour", _number(
             self.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
         for key in ("busy_power_w", "idle_power_w"):
             object.__setattr__(self, key, _number(getattr(self, key), f"{where} {key}", low=0.0))
-        if self.k_s:
+        if isinstance(self.k_s, (str, bytes)) or not hasattr(self.k_s, "__iter__"):
+            raise ValueError(f"{where} k_s must be 4 numbers (k1, k2, k3, k4), got {self.k_s!r}")
+        if len(tuple(self.k_s)):
             k = tuple(_number(v, f"{where} k_s", low=0.0) for v in self.k_s)
             if len(k) != 4 or k[0] <= 0:
                 raise ValueError(f"{where} k_s must be 4 numbers (k1 > 0, k2, k3, k4 >= 0), "
                                  f"got {self.k_s!r}")
             object.__setattr__(self, "k_s", k)
         else:
+            object.__setattr__(self, "k_s", ())
             object.__setattr__(self, "alpha_ms", _number(self.alpha_ms, f"{where} alpha_ms",
                                                          low=0.0, low_open=True))
             object.__setattr__(self, "tau0_ms", _number(self.tau0_ms, f"{where} tau0_ms",
@@ -183,6 +204,8 @@ class PlanSpec:
                                     whole=True))
         setv("replicas", _values(self.replicas, "replicas", low=1, high=MAX_REPLICAS,
                                  whole=True))
+        if not isinstance(self.token_law, str):
+            raise ValueError(f"token_law must be a token-law preset id, got {self.token_law!r}")
         if self.workload == "llm":
             if self.token_law not in token_law_presets():
                 raise ValueError(f"token_law must be one of {sorted(token_law_presets())}, "
@@ -193,9 +216,8 @@ class PlanSpec:
         elif self.token_limit != (0,):
             raise ValueError("token_limit applies to the LLM workload only; a GPU plan "
                              "takes (0,)")
-        setv("confirm", int(_number(self.confirm, "confirm", low=0, high=MAX_CONFIRM,
-                                    whole=True)))
-        setv("seed", int(_number(self.seed, "seed", low=0, high=2 ** 63 - 1, whole=True)))
+        setv("confirm", _whole(self.confirm, "confirm", 0, MAX_CONFIRM))
+        setv("seed", _whole(self.seed, "seed", 0, 2 ** 63 - 1))
         n = self.n_configurations
         if n > MAX_CONFIGURATIONS:
             raise ValueError(f"the ranges make {n:,} configurations, at most "

@@ -5,13 +5,15 @@ it); ``FUZZED`` maps each public name to the test that fuzzes it (checked by
 tests/test_fuzz_contract.py).
 
 Cost: a case is an object, a sample of up to 300 times, a trace of up to 2,000 (~2-5
-ms; a fit: a closed form or up to 18 least-squares runs, ~1-400 ms), so each test draws
+ms; a fit: a closed form or up to 18 least-squares runs, ~1-400 ms; a thinned sample
+draws up to 300/p parent times, p ≥ 1e-3), so each test draws
 fewer than 2,000 cases (``fuzz``) to keep the folder within ~40 s on the shared 2-core
 machine; ``FUZZ_FULL=1`` restores 2,000.
 """
 from hypothesis import assume
 
-from engine.arrivals import fit as mmpp_fit, mmpp, processes, replay, stats as arrival_stats
+from engine.arrivals import (fit as mmpp_fit, mmpp, processes, replay, stats as arrival_stats,
+                             thinning)
 from engine.core.domains import (ARRIVAL_RATE, ARRIVAL_SCV, COUNT_MAX, COUNT_TIME,
                                  COUNT_WINDOW, N_ARRIVALS, PHASE_RATE, SWITCH_RATE)
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
@@ -194,6 +196,74 @@ def test_fit_mmpp2(times, fraction, bad_trace, data):
     raises_naming("arrival_times", mmpp_fit.fit_mmpp2_report, bad_trace)
 
 
+# ============================================================ thinned, Thinned
+
+FRACTIONS = st.one_of(st.floats(1e-3, 1.0), st.sampled_from([1.0, 0.5, 1e-3]))
+BAD_FRACTIONS = st.sampled_from([0.0, -0.5, -1.0, 1.0 + 1e-9, 2.0, math.inf, -math.inf,
+                                 math.nan, "half", True, False, None, [0.5]])
+NOT_PROCESSES = st.sampled_from([None, 3.0, "poisson", [1.0, 2.0], {"rate": 1.0},
+                                 np.array([0.0, 1.0])])
+
+
+@fuzz(1000)
+@given(valid(ARRIVAL_RATE), valid(ARRIVAL_SCV), valid(PHASE_RATE), valid(PHASE_RATE),
+       valid(SWITCH_RATE), valid(SWITCH_RATE), traces(), FRACTIONS, valid(ARRIVAL_RATE),
+       COUNTS, SEEDS, BAD_FRACTIONS, NOT_PROCESSES)
+def test_thinning(rate, scv, rate_1, rate_2, switch_12, switch_21, times, fraction, scale,
+                  n, seed, bad_fraction, not_process):
+    """thinned: Poisson → Poisson(pλ) and MMPP2 → both phase rates × p, same switching
+    (exact closed forms; a rate that underflows to 0 is the documented ValueError naming
+    it); a Renewal or a Replay → ``Thinned`` with rate pλ and gap SCV p·c² + 1 − p, n
+    sorted finite times; a bad ``fraction`` or a non-process is a ValueError naming it."""
+    p = fraction
+    try:
+        thin = thinning.thinned(processes.Poisson(rate), p)
+    except ValueError as err:                   # p·λ below the smallest float
+        assert rate * p == 0 and "rate" in str(err)
+    else:
+        assert isinstance(thin, processes.Poisson) and thin.rate == rate * p
+    phases = dict(rate_1=rate_1, rate_2=rate_2, switch_12=switch_12, switch_21=switch_21)
+    if rate_1 > 0 or rate_2 > 0:
+        m = mmpp.MMPP2(**phases)
+        try:
+            thin = thinning.thinned(m, p)
+        except ValueError as err:               # both p·rates below the smallest float
+            assert rate_1 * p == 0 and rate_2 * p == 0 and "rate_1" in str(err)
+        else:
+            assert isinstance(thin, mmpp.MMPP2)
+            assert (thin.rate_1, thin.rate_2) == (rate_1 * p, rate_2 * p)
+            assert (thin.switch_12, thin.switch_21) == (switch_12, switch_21)
+            assert close(thin.rate, m.rate * p, 1e-9)
+    rng = np.random.default_rng(seed)
+    for parent in (processes.Renewal(scale, scv), replay.Replay(times)):
+        thin = thinning.thinned(parent, p)
+        assert isinstance(thin, thinning.Thinned) and thin == thinning.Thinned(parent, p)
+        assert thin.rate == parent.rate * p and thin.fraction == p
+        assert close(thin.scv, p * parent.scv + 1.0 - p, 1e-12)
+        assert isinstance(thin.label, str) and parent.label in thin.label
+        t = thin.sample(n, rng)
+        check_times(t, n)
+        assert np.all(np.isfinite(t))
+    tally(thinning.thinned, 3)
+    tally(thinning.Thinned, 2)
+    raises_naming("fraction", thinning.thinned, processes.Poisson(rate), bad_fraction)
+    raises_naming("fraction", thinning.thinned, processes.Renewal(scale, scv), bad_fraction)
+    raises_naming("fraction", thinning.Thinned, processes.Poisson(rate), bad_fraction)
+    raises_naming("process", thinning.thinned, not_process, p)
+    raises_naming("process", thinning.Thinned, not_process, p)
+
+
+def test_thinned_sample_arguments():
+    """Thinned.sample(n, rng) checks its arguments like Poisson.sample: a non-whole,
+    NaN, infinite or non-number n and a non-Generator rng are ValueErrors naming them."""
+    thin = thinning.Thinned(processes.Renewal(2.0, 4.0), 0.5)
+    rng = np.random.default_rng(0)
+    for bad_n in (2.5, math.nan, math.inf, "a", None):
+        raises_naming("n", thin.sample, bad_n, rng)
+    for bad_rng in (0, None, "x"):
+        raises_naming("rng", thin.sample, 3, bad_rng)
+
+
 FUZZED = {
     processes: {"Poisson": test_renewal_processes, "Renewal": test_renewal_processes},
     mmpp: {"MMPP2": test_mmpp2},
@@ -203,4 +273,5 @@ FUZZED = {
                     "RateOverTime": (test_describe, "rate_over_time")},
     mmpp_fit: {"fit_mmpp2": test_fit_mmpp2, "fit_mmpp2_report": test_fit_mmpp2,
           "Mmpp2Fit": (test_fit_mmpp2, "fit_mmpp2_report")},
+    thinning: {"thinned": test_thinning, "Thinned": test_thinning},
 }

@@ -343,6 +343,75 @@ def test_jit_switch(backend):
     tally(jit.choose)
 
 
+# ============================================================ engine.token_laws: clipped_tokens
+
+CLIP_CAPS = st.one_of(st.integers(1, 3000), st.sampled_from([0, 1, 2, math.inf, 0.0, 7.0]),
+                      st.integers(1, 3000).map(np.int64))
+BAD_CAPS = st.sampled_from([-1, -0.5, 0.5, 1.5, 2.25, math.nan, -math.inf, True, None])
+
+
+def _clip_laws(params, counts):
+    """The laws of one example: a lognormal, a uniform, a truncated normal (grids of at
+    most ~2·10⁵ tokens: cost) and an empirical law of ``counts``."""
+    log_mean, log_sd, low, width, mean, sd = params
+    return [token_laws.lognormal(log_mean, log_sd), token_laws.uniform(low, low + width),
+            token_laws.truncated_normal(mean, sd, low),
+            token_laws.EmpiricalTokens.from_counts(counts)]
+
+
+def _clipped_mean(law, cap) -> float:
+    """E[min(n, cap)] = Σ_{k=0}^{cap−1} P(n > k) = 1 + Σ_{k=1}^{cap−1} sf_X(k) for
+    n = max(1, ⌈X⌉) (an empirical law: Σ p·min(v, cap)), from the law's own ``sf``."""
+    if isinstance(law, token_laws.EmpiricalTokens):
+        return float(np.sum(law.probs * np.minimum(law.values, cap)))
+    return 1.0 + float(np.sum(law.sf(np.arange(1.0, cap))))
+
+
+@fuzz(FUZZ_CASES, 4)  # 4 laws an example; a parametric law is laid on its grid (~1-5 ms)
+@given(st.tuples(st.floats(0.0, 6.0), st.floats(0.05, 0.8), valid(TOKEN_BOUND, high=3000.0),
+                 st.floats(0.5, 3000.0), st.floats(0.0, 3000.0), st.floats(1.0, 1000.0)),
+       st.lists(st.integers(1, 5000), min_size=1, max_size=20), CLIP_CAPS, BAD_CAPS)
+def test_clipped_tokens(params, counts, n_max, bad):
+    """clipped_tokens: the law of min(n, n_max) on empirical and parametric laws: values
+    whole, ≤ n_max, probabilities summing to 1, the mass at n_max = P(n ≥ n_max), mean
+    E[min(n, n_max)] from the law's survival function; n_max 0 or inf leaves the law as
+    it is (empirical: the same values and probabilities; parametric: the same cdf on its
+    grid); a bad n_max is a ValueError naming it."""
+    cap = math.inf if n_max == 0 else float(n_max)
+    for law in _clip_laws(params, counts):
+        c = token_laws.clipped_tokens(law, n_max)
+        assert isinstance(c, token_laws.EmpiricalTokens)
+        assert_no_nan((c.values, c.probs))
+        assert np.all(c.values >= 1) and np.all(c.values == np.round(c.values))
+        assert np.all(np.diff(c.values) > 0) and np.all(c.probs >= 0)
+        assert abs(c.probs.sum() - 1.0) <= 1e-12
+        empirical = isinstance(law, token_laws.EmpiricalTokens)
+        if math.isfinite(cap):
+            assert c.values[-1] <= cap
+            assert close(c.mean(), _clipped_mean(law, cap), 1e-9)
+            at_cap = 1.0 if cap == 1 else float(law.sf(cap - 1.0))    # P(n ≥ cap)
+            assert abs(float(c.pmf(cap)) - at_cap) <= 1e-9
+        elif empirical:
+            assert np.array_equal(c.values, law.values) and np.array_equal(c.probs, law.probs)
+        else:
+            k = np.arange(1.0, c.values[-1] + 1.0)
+            assert np.allclose(c.cdf(k), token_laws.token_cdf(law, k), rtol=0.0, atol=1e-12)
+            assert close(c.mean(), _clipped_mean(law, c.values[-1] + 1.0), 1e-9)
+        if empirical:
+            assert c.n_samples == law.n_samples
+    tally(token_laws.clipped_tokens, 4)
+    raises_naming("n_max", token_laws.clipped_tokens, token_laws.uniform(0.0, 10.0), bad)
+    raises_naming("n_max", token_laws.clipped_tokens,
+                  token_laws.EmpiricalTokens.from_counts(counts), bad)
+
+
+def test_clipped_tokens_non_numbers():
+    """A text or a list n_max is a ValueError naming n_max, like a bad number."""
+    law = token_laws.EmpiricalTokens.from_counts([1, 5, 9])
+    for bad in ("x", "", [3], {}):
+        raises_naming("n_max", token_laws.clipped_tokens, law, bad)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
@@ -372,7 +441,7 @@ FUZZED = {
         "token_pmf": test_token_laws, "token_quantile": test_token_laws,
         "sample_tokens": test_token_laws, "grid_top": test_token_laws, "law_top": test_token_laws,
         "binned_pmf": test_token_laws, "EmpiricalTokens": test_empirical_tokens,
-        "empirical_from_csv": test_empirical_tokens},
+        "empirical_from_csv": test_empirical_tokens, "clipped_tokens": test_clipped_tokens},
 }
 
 
@@ -686,3 +755,100 @@ FUZZED[presets].update({
     "load_arrival_preset": test_arrival_presets,
     "arrival_presets": test_arrival_presets,
     "ArrivalPreset": (test_arrival_presets, "load_arrival_preset")})
+
+
+# ============================================================ engine.presets: hardware prices
+
+PROFILE_IDS = ("prof_a", "prof_b", "prof_c")
+
+
+def _price_text(gpus, usd, power, uses):
+    """A valid hardware-price file: ``gpus`` GPUs an instance at ``usd`` $/h, ``power`` W
+    a GPU, profile id → GPUs (each ≤ ``gpus``)."""
+    return "\n".join([
+        'id = "hw"', 'name = "fuzz GPU"', 'source = "generated"', 'instance = "fuzz.large"',
+        f"gpus_per_instance = {gpus}", f"instance_usd_per_hour = {_toml_value(usd)}",
+        f"board_power_w = {_toml_value(power)}", "", "[gpus_per_profile]"]
+        + [f"{pid} = {n}" for pid, n in uses.items()]) + "\n"
+
+
+PRICE_FIELDS = ["id", "name", "source", "instance", "gpus_per_instance",
+                "instance_usd_per_hour", "board_power_w", "gpus_per_profile", "prof_a",
+                "too_many_gpus", "unknown_field"]
+PRICE_TEXT_FIELDS = ("id", "name", "source", "instance")
+
+
+@st.composite
+def _price_files(draw):
+    """(GPUs an instance, $/h, W, {profile id: GPUs}) of a valid file."""
+    gpus = draw(st.integers(1, 16))
+    ids = draw(st.lists(st.sampled_from(PROFILE_IDS), min_size=1, max_size=3, unique=True))
+    uses = {pid: draw(st.integers(1, gpus)) for pid in sorted(ids)}
+    return (gpus, draw(st.floats(1e-3, 1e4)), draw(st.floats(1.0, 5e3)),
+            {"prof_a": uses.pop("prof_a", 1), **uses})
+
+
+@fuzz(FUZZ_CASES, PRESET_FILES)    # PRESET_FILES files an example (~1 ms each)
+@given(st.lists(_price_files(), min_size=PRESET_FILES, max_size=PRESET_FILES),
+       st.sampled_from(PRICE_FIELDS),
+       st.sampled_from([-1.0, 0.0, math.nan, math.inf, "text", True, 1.5, None]))
+def test_hardware_prices(tmp_path_factory, files, field, bad_value):
+    """load_hardware_price and hardware_prices: the shipped files all load (each profile
+    they price is a shipped batch profile or LLM batch-time preset); ``PRESET_FILES``
+    generated files load (the directory too) with $/GPU-hour = instance price / GPUs;
+    a copy with one bad field (unknown, missing, negative, not whole, a profile using
+    more GPUs than the instance has) raises ``ValueError`` naming the file and the
+    field ("text" is a valid text field, 1.5 a valid price or power: then it loads)."""
+    shipped = presets.hardware_prices()
+    assert shipped and len(shipped) == len(list(presets.HARDWARE_PRICE_DIR.glob("*.toml")))
+    profiles = set(presets.batch_profiles()) | set(presets.llm_batch_time_presets())
+    for price in shipped.values():
+        assert_no_nan(price)
+        assert {pid for pid, _ in price.gpus_per_profile} <= profiles, price.id
+    tally(presets.hardware_prices)
+    folder = tmp_path_factory.mktemp("hardware_prices")
+    for i, (gpus, usd, power, uses) in enumerate(files):
+        path = folder / f"hw{i}.toml"
+        path.write_text(_price_text(gpus, usd, power, uses).replace('id = "', f'id = "{i}'))
+        price = presets.load_hardware_price(path)
+        assert_no_nan(price)
+        assert (price.gpus_per_instance, price.instance_usd_per_hour,
+                price.board_power_w) == (gpus, usd, power)
+        assert dict(price.gpus_per_profile) == uses
+        assert price.usd_per_gpu_hour == usd / gpus
+    tally(presets.load_hardware_price, PRESET_FILES)
+    assert sorted(presets.hardware_prices(folder)) == [f"{i}hw" for i in range(PRESET_FILES)]
+    gpus, usd, power, uses = files[0]
+    lines = _price_text(gpus, usd, power, uses).splitlines()
+    table = lines.index("[gpus_per_profile]")
+    if field == "unknown_field":
+        lines.insert(table if bad_value is None else 0,
+                     f"unknown_field = {_toml_value(1 if bad_value is None else bad_value)}")
+    elif field == "too_many_gpus" or (field == "prof_a" and bad_value is None):
+        field = "prof_a"                              # a profile on more GPUs than there are
+        lines[table + 1] = f"prof_a = {gpus + (1 if bad_value is None else 8)}"
+    else:
+        at = next(j for j, ln in enumerate(lines) if ln.startswith(f"{field} =")
+                  or ln == f"[{field}]")
+        if field == "gpus_per_profile":               # the whole table
+            del lines[at:]
+            if bad_value is not None:
+                lines.insert(0, f"gpus_per_profile = {_toml_value(bad_value)}")
+        else:
+            del lines[at]
+            if bad_value is not None:
+                lines.insert(at, f"{field} = {_toml_value(bad_value)}")
+    path = folder / "bad.toml"
+    path.write_text("\n".join(lines) + "\n")
+    if (bad_value == "text" and field in PRICE_TEXT_FIELDS) or (
+            bad_value == 1.5 and field in ("instance_usd_per_hour", "board_power_w")):
+        assert_no_nan(presets.load_hardware_price(path))
+        return
+    raises_naming(field, presets.load_hardware_price, path)
+    raises_naming("bad.toml", presets.load_hardware_price, path)
+
+
+FUZZED[presets].update({
+    "load_hardware_price": test_hardware_prices,
+    "hardware_prices": test_hardware_prices,
+    "HardwarePrice": (test_hardware_prices, "load_hardware_price")})

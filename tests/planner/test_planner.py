@@ -221,7 +221,7 @@ def test_plan_file_round_trip_and_csv(small_plan, tmp_path):
         assert col in table.columns
 
 
-def test_command_line(tmp_path, capsys):
+def test_command_line_runs_a_plan_file(tmp_path, capsys):
     """``python -m engine.planner PLAN.toml --out results.csv`` prints the answer and
     writes the ranked CSV; a bad file is an error message and exit status 2."""
     from engine.planner.__main__ import main
