@@ -53,7 +53,8 @@ import pandas as pd
 SERIAL = "serial"
 MAX_DEFAULT_CHUNK = 2000     # points per task at most when chunksize is not given: the
                              # progress bar moves at least every ~2,000 points
-CHUNKS_PER_WORKER = 4        # default: ~4 chunks per worker, so a slow chunk is not last alone
+CHUNKS_PER_WORKER = 16       # default: ~16 chunks per worker, so a slow chunk is not last alone
+                             # (a plan's chunks differ ~1.5x in cost; benchmarks/bench_planner.py)
 
 
 def run(func: Callable, grid, *, executor=None, chunksize: int | None = None,
@@ -70,7 +71,7 @@ def run(func: Callable, grid, *, executor=None, chunksize: int | None = None,
     columns.  ``executor``: ``None`` (a process pool of ``os.cpu_count()`` workers,
     created and shut down here; in-process for a grid of one point), ``"serial"`` (an
     in-process loop) or any ``concurrent.futures.Executor`` (never shut down here, e.g.
-    ``dask_executor()``).  ``chunksize``: points per task; default ceil(points / (4 ×
+    ``dask_executor()``).  ``chunksize``: points per task; default ceil(points / (16 ×
     workers)), at most 2,000.  ``progress(done_points, total_points)`` is called in the
     calling process with (0, total) first and after each chunk (monotone, ends at total).
     An exception raised by ``func`` propagates with its own type and message.

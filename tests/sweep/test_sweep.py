@@ -127,12 +127,12 @@ def dask_cluster():
 
 def test_dask_cluster_gives_the_same_table(dask_cluster, serial_table):
     """A real scheduler and two worker processes: the identical table, for the default
-    chunk size (ceil(54 / (4 × 2)) = 7) and for one point per task; progress in this
+    chunk size (ceil(54 / (16 × 2)) = 2: 27 tasks) and for one point per task; progress in this
     process, monotone, ending at the total."""
     workers = dask_cluster.client.scheduler_info()["workers"]
     assert len(workers) == 2 and all(a.startswith("tcp://127.0.0.1:") for a in workers)
     assert all(w["nthreads"] == 1 for w in workers.values())
-    for chunksize, calls in ((None, 8), (1, 54)):
+    for chunksize, calls in ((None, 27), (1, 54)):
         seen = []
         table = sweep.run(funcs.priced, GRID, executor=dask_cluster, chunksize=chunksize,
                           progress=lambda d, t: seen.append(d))
