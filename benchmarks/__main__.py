@@ -5,7 +5,7 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim", "models", "pages", "load"]
+ALL = ["exact", "sim", "models", "pages", "load", "planner"]
 
 
 def main(argv: list[str]) -> int:
