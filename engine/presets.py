@@ -671,6 +671,13 @@ class ArrivalPreset:
                      self.switch_21_per_s, f"fitted to {self.trace_name}")
 
 
+def _text_fields(table: dict, keys, where: str) -> None:
+    """Each of ``keys`` in ``table`` a non-empty string, else ``ValueError`` naming it."""
+    for key in keys:
+        if not isinstance(table[key], str) or not table[key]:
+            raise ValueError(f"{where}: field {key!r} must be a non-empty string")
+
+
 def _number_field(table: dict, key: str, where: str, *, positive: bool = True,
                   whole: bool = False):
     """``table[key]`` as a finite number (> 0, or ≥ 0 with ``positive=False``; whole
@@ -712,9 +719,7 @@ def load_arrival_preset(path) -> ArrivalPreset:
     data = _read_toml(path)
     where = path.name
     _check_keys(data, _ARRIVAL_TOP, _ARRIVAL_TOP, where)
-    for key in ("id", "name", "trace_name", "source"):
-        if not isinstance(data[key], str) or not data[key]:
-            raise ValueError(f"{where}: field {key!r} must be a non-empty string")
+    _text_fields(data, ("id", "name", "trace_name", "source"), where)
     for key in ("windows", "mmpp2", "rate_over_time"):
         if not isinstance(data[key], dict):
             raise ValueError(f"{where}: field {key!r} must be a table")
@@ -794,9 +799,7 @@ def load_hardware_price(path) -> HardwarePrice:
     data = _read_toml(path)
     where = path.name
     _check_keys(data, _PRICE_TOP, _PRICE_TOP, where)
-    for key in ("id", "name", "source", "instance"):
-        if not isinstance(data[key], str) or not data[key]:
-            raise ValueError(f"{where}: field {key!r} must be a non-empty string")
+    _text_fields(data, ("id", "name", "source", "instance"), where)
     gpus = _number_field(data, "gpus_per_instance", where, whole=True)
     usd = _number_field(data, "instance_usd_per_hour", where)
     power = _number_field(data, "board_power_w", where)

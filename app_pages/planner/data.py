@@ -13,7 +13,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from engine.planner import capacity_plan, money_text, ranked_csv
+from engine.planner import capacity_plan, money_text, ranked_csv, settings_text
 from engine.planner.plan import CONFIRM_JOBS, CONFIRM_RUNS
 from engine.planner.price import REASONS, screen_jobs
 from ui.budget import long_running
@@ -225,14 +225,8 @@ def best_text(plan) -> dict:
         return {}
     u, f = latency_unit(spec)
     p = f"p{spec.percentile:g}"
-    extra = ""
-    if spec.workload == "gpu" and b["queue_delay_ms"] > 0:
-        extra = f", max queue delay {b['queue_delay_ms']:g} ms"
-    if spec.workload == "llm":
-        extra = (f", token limit {int(b['token_limit']):,}" if b["token_limit"] > 0
-                 else ", no token limit")
-    return {"configuration": f"{int(b['replicas'])} × {b['hardware']} (b_max "
-                             f"{int(b['b_max'])}{extra})",
+    return {"configuration": f"{int(b['replicas'])} × {b['hardware']} "
+                             f"({settings_text(spec, b)})",
             "replicas": f"{int(b['replicas'])} × {b['hardware'].split(' · ')[0]}",
             "cost": f"{money_text(b['cost_usd_per_hour'])}/h",
             "per_million": money_text(b["cost_usd_per_million"]),

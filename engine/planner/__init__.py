@@ -16,7 +16,7 @@ The model, its assumptions and checks: docs/models/planner.md.
 """
 from .files import arrival_process, plan_toml, read_plan
 from .plan import (CapacityPlan, capacity_plan, duration_text, money_text, pareto_front,
-                   plan_grid, ranked_csv, spreadsheet_safe)
+                   plan_grid, ranked_csv, settings_text, spreadsheet_safe)
 from .price import ConfigPrice, configuration_seed, price_configuration, simulate_configuration
 from .spec import (ARRIVAL_KINDS, MAX_CONFIGURATIONS, WORKLOADS, Hardware, PlanSpec, default_spec,
                    hardware_presets)
@@ -25,4 +25,4 @@ __all__ = ["ARRIVAL_KINDS", "MAX_CONFIGURATIONS", "WORKLOADS", "CapacityPlan", "
            "Hardware", "PlanSpec", "arrival_process", "capacity_plan", "configuration_seed",
            "default_spec", "duration_text", "hardware_presets", "money_text", "pareto_front", "plan_grid", "plan_toml",
            "price_configuration", "ranked_csv", "read_plan", "simulate_configuration",
-           "spreadsheet_safe"]
+           "settings_text", "spreadsheet_safe"]

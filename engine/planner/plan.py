@@ -23,7 +23,7 @@ from scipy import stats
 from .. import sweep
 from .price import (REASONS, ConfigPrice, price_configuration, screen_jobs,
                     simulate_configuration)
-from .spec import PlanSpec
+from .spec import PlanSpec, _number, _whole
 
 CONFIRM_RUNS = 4
 CONFIRM_JOBS = 100_000
@@ -170,6 +170,25 @@ def money_text(usd: float) -> str:
             else f"${usd:,.0f}")
 
 
+def settings_text(spec: PlanSpec, row) -> str:
+    """A configuration's batching settings in plain words: "b_max 8", "b_max 8, max queue
+    delay 2 ms" (GPU), "b_max 32, token limit 512" / "b_max 32, no token limit" (LLM).
+    ``row``: a mapping or row with ``b_max``, ``queue_delay_ms`` and ``token_limit``."""
+    if not isinstance(spec, PlanSpec):
+        raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
+    try:
+        b, delay, limit = (_whole(row["b_max"], "b_max", 1, 1 << 20),
+                           _number(row["queue_delay_ms"], "queue_delay_ms", low=0.0),
+                           _whole(row["token_limit"], "token_limit", 0, 1 << 20))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"row must hold a whole b_max >= 1, a queue_delay_ms >= 0 and a "
+                         f"whole token_limit >= 0 ({exc})") from None
+    text = f"b_max {b}"
+    if spec.workload == "gpu":
+        return text + (f", max queue delay {delay:g} ms" if delay > 0 else "")
+    return text + (f", token limit {limit:,}" if limit > 0 else ", no token limit")
+
+
 def _answer(spec: PlanSpec, best, label: str, ranked: pd.DataFrame) -> str:
     unit = "images/s" if spec.workload == "gpu" else "requests/s"
     sla = f"{spec.percentile:g} % of requests within {duration_text(spec.target_ms)}"
@@ -185,15 +204,9 @@ def _answer(spec: PlanSpec, best, label: str, ranked: pd.DataFrame) -> str:
                 f"confirmation runs (closest: p{spec.percentile:g} "
                 f"{duration_text(near.confirmed_percentile_ms)} with {int(near.replicas)} "
                 f"replicas of {near.hardware}): add replicas to the range or relax the target.")
-    extra = ""
-    if spec.workload == "gpu" and best["queue_delay_ms"] > 0:
-        extra = f", max queue delay {best['queue_delay_ms']:g} ms"
-    if spec.workload == "llm":
-        extra = (f", token limit {int(best['token_limit'])}" if best["token_limit"] > 0
-                 else ", no token limit")
     copies = f"{int(best['replicas'])} replica{'s' if best['replicas'] > 1 else ''}"
-    head = (f"Cheapest: {copies} of {best['hardware']} (b_max "
-            f"{int(best['b_max'])}{extra}) at {money_text(best['cost_usd_per_hour'])}/h "
+    head = (f"Cheapest: {copies} of {best['hardware']} ({settings_text(spec, best)}) at "
+            f"{money_text(best['cost_usd_per_hour'])}/h "
             f"({money_text(best['cost_usd_per_million'])} per million requests) keeps {sla} "
             f"at {load}: p{spec.percentile:g} ")
     if best["confirmed"] is True:
@@ -308,4 +321,4 @@ def ranked_csv(plan: CapacityPlan) -> str:
 
 
 __all__ = ["CapacityPlan", "capacity_plan", "duration_text", "money_text", "pareto_front",
-           "plan_grid", "ranked_csv", "spreadsheet_safe", "REASONS"]
+           "plan_grid", "ranked_csv", "settings_text", "spreadsheet_safe", "REASONS"]

@@ -534,6 +534,29 @@ def test_texts(ms, usd, cell):
     assert safe == ("'" + text if text[:1] in ("=", "+", "-", "@") else text)
 
 
+@fuzz(300)
+@given(st.sampled_from(planner_spec.WORKLOADS), st.integers(1, 4096),
+       st.floats(0.0, 1e5, allow_nan=False), st.integers(0, 1 << 20),
+       st.sampled_from([{}, {"b_max": "x"}, {"b_max": None}, {"token_limit": 1.5}]))
+def test_settings_text(workload, b_max, delay, limit, bad):
+    """settings_text: "b_max N", then the GPU's delay when above 0 or the LLM's token limit
+    ("no token limit" for 0); a row missing a setting or holding a non-number is a
+    ValueError naming row."""
+    spec = (planner_spec.default_spec(workload) if workload == "llm"
+            else PlanSpec(hardware=(CANDIDATE,)))
+    row = {"b_max": b_max, "queue_delay_ms": delay, "token_limit": limit}
+    text = planner_plan.settings_text(spec, row)
+    tally(planner_plan.settings_text)
+    assert text.startswith(f"b_max {b_max}")
+    if workload == "gpu":
+        assert ("max queue delay" in text) == (delay > 0)
+    else:
+        assert ("no token limit" in text) == (limit == 0)
+    if bad:
+        raises_naming("row", planner_plan.settings_text, spec, {**row, **bad})
+    raises_naming("spec", planner_plan.settings_text, "spec", row)
+
+
 # ============================================================ presets, grid
 
 @fuzz(60)           # the presets read from files (~10 ms)
@@ -707,7 +730,7 @@ FUZZED = {
                    "CapacityPlan": (test_capacity_plan, "capacity_plan"),
                    "pareto_front": test_pareto_front, "plan_grid": test_presets_and_grid,
                    "duration_text": test_texts, "money_text": test_texts,
-                   "spreadsheet_safe": test_texts},
+                   "spreadsheet_safe": test_texts, "settings_text": test_settings_text},
     planner_files: {"read_plan": test_plan_files, "plan_toml": test_plan_files,
                     "arrival_process": test_arrival_process},
     planner_cli: {"main": test_command_line, "progress_bar": test_command_line},
