@@ -67,6 +67,17 @@ def test_fits(sizes, columns, data):
 
 # ============================================================ engine.presets
 
+def loads_or_refuses(load, path, field: str, valid: bool) -> None:
+    """A preset file with one field changed: ``load(path)`` gives a result without NaN
+    when the change is still ``valid``, else a ``ValueError`` naming the field and the
+    file."""
+    if valid:
+        assert_no_nan(load(path))
+        return
+    raises_naming(field, load, path)
+    raises_naming(path.name, load, path)
+
+
 def _toml_value(v):
     if isinstance(v, str):
         return '"' + v.replace('"', "'") + '"'
@@ -576,15 +587,10 @@ def test_online_pair_presets(tmp_path_factory, scales, gaps, bad_value, data):
     if bad_value is None and field == "p99_latency_ms":
         assert presets.load_online_pair(path).sweep.p99_latency_ms is None
         return
-    if field == "label" and bad_value == "text":               # a label is any text
-        assert_no_nan(presets.load_online_pair(path))
-        return
-    if bad_value == 1.5 and field in ("inferences_per_second", "avg_latency_ms",
-                                      "p99_latency_ms"):
-        assert_no_nan(presets.load_online_pair(path))        # 1.5 is a valid rate or time
-        return
-    raises_naming(field, presets.load_online_pair, path)
-    raises_naming("bad.toml", presets.load_online_pair, path)
+    valid = (field == "label" and bad_value == "text") or (      # a label is any text
+        bad_value == 1.5 and field in ("inferences_per_second", "avg_latency_ms",
+                                       "p99_latency_ms"))        # a valid rate or time
+    loads_or_refuses(presets.load_online_pair, path, field, valid)
 
 
 FUZZED[presets].update({
@@ -746,12 +752,9 @@ def test_arrival_presets(tmp_path_factory, scales, gaps, bad_value, data):
     valid = (bad_value == 0.5 and field not in ("n_requests", "peak_to_mean", "requests",
                                                 "trace_name")
              and not (field == "window_s" and len(gaps) > 1)) or (
-        bad_value == 0.0 and field in ("idc", "requests"))      # an IDC or a bin count of 0
-    if valid:
-        assert_no_nan(presets.load_arrival_preset(path))
-        return
-    raises_naming(field, presets.load_arrival_preset, path)
-    raises_naming("bad.toml", presets.load_arrival_preset, path)
+        bad_value == 0.0 and field in ("idc", "requests")) or (  # an IDC or a bin count of 0
+        bad_value == "text" and field == "trace_name")           # a name is any text
+    loads_or_refuses(presets.load_arrival_preset, path, field, valid)
 
 
 FUZZED[presets].update({
@@ -843,12 +846,9 @@ def test_hardware_prices(tmp_path_factory, files, field, bad_value):
                 lines.insert(at, f"{field} = {_toml_value(bad_value)}")
     path = folder / "bad.toml"
     path.write_text("\n".join(lines) + "\n")
-    if (bad_value == "text" and field in PRICE_TEXT_FIELDS) or (
-            bad_value == 1.5 and field in ("instance_usd_per_hour", "board_power_w")):
-        assert_no_nan(presets.load_hardware_price(path))
-        return
-    raises_naming(field, presets.load_hardware_price, path)
-    raises_naming("bad.toml", presets.load_hardware_price, path)
+    valid = (bad_value == "text" and field in PRICE_TEXT_FIELDS) or (
+        bad_value == 1.5 and field in ("instance_usd_per_hour", "board_power_w"))
+    loads_or_refuses(presets.load_hardware_price, path, field, valid)
 
 
 FUZZED[presets].update({
