@@ -21,7 +21,7 @@ from ui.export import format_number
 from ui.memo import memo
 from ui.uploads import to_safe_csv
 
-SERIAL_MAX = 3000          # configurations priced in this process, at most
+SERIAL_MAX = 3000          # plan_work priced in this process, at most (about 1.2 s)
 TOP = 20                   # rows of the ranked table
 ALL_ROWS = 2000            # rows of the "All configurations" view
 WHY = {**REASONS, "not searched": "not searched: every b_max picked is above its largest "
@@ -30,9 +30,22 @@ CONFIRMED = {True: "✓ confirmed", False: "✗ missed"}
 NOT_SIMULATED = "—"
 
 
-def executor_for(n_configurations: int):
-    """``"serial"`` up to ``SERIAL_MAX`` configurations, else None (local processes)."""
-    return "serial" if n_configurations <= SERIAL_MAX else None
+COST_WEIGHT = {"gpu": 1, "llm": 10}   # an LLM configuration costs ~10 GPU ones (chain: 2-170 ms)
+SIMULATED_WEIGHT = 3                  # arrivals not Poisson: priced by simulation (~2.7x)
+
+
+def plan_work(spec, arrivals) -> int:
+    """The plan's cost in GPU configurations with Poisson arrivals (~400 µs each in this
+    process, ``python -m benchmarks planner``): an LLM configuration weighs
+    ``COST_WEIGHT["llm"]``, a non-Poisson one ``SIMULATED_WEIGHT`` times more."""
+    weight = COST_WEIGHT[spec.workload] * (1 if arrivals.is_poisson else SIMULATED_WEIGHT)
+    return spec.n_configurations * weight
+
+
+def executor_for(work: int):
+    """``"serial"`` up to ``SERIAL_MAX`` units of ``plan_work``, else None (local
+    processes: their ~0.25 s start-up pays off from there)."""
+    return "serial" if work <= SERIAL_MAX else None
 
 
 @memo(4, ttl=3600)          # a plan holds its whole table: few, and they expire
@@ -49,8 +62,8 @@ def plan(spec, arrivals, bar=None):
             text = (f"Pricing configurations: {done:,} of {total:,}" if done < total else
                     f"Confirming the cheapest by simulation ({CONFIRM_RUNS} runs each)…")
             bar.progress(done / max(total, 1), text)
-    return capacity_plan(spec, arrivals=process, executor=executor_for(spec.n_configurations),
-                         progress=progress)
+    return capacity_plan(spec, arrivals=process,
+                         executor=executor_for(plan_work(spec, arrivals)), progress=progress)
 
 
 def unsearchable(spec) -> str:

@@ -16,6 +16,7 @@ import math
 
 import streamlit as st
 
+from app_pages.planner.data import COST_WEIGHT
 from engine.core import domains as dom
 from engine.planner import MAX_CONFIGURATIONS, PlanSpec, default_spec
 from engine.planner.spec import MAX_CONFIRM
@@ -34,7 +35,7 @@ DELAY_OPTIONS_MS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 LIMIT_OPTIONS = (0, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 MAX_VALUES = 64                                                   # values per range, at most
 ARRIVALS_UPLOAD = "planner_arrivals_upload"
-AUTO_RUN_MAX = 3000            # configurations priced without pressing "Price", at most
+AUTO_RUN_MAX = 3000            # plan_work priced without pressing "Price", at most
 VIEWS = ("Cost vs latency", "Cost vs energy", "All configurations", "How it works")
 
 
@@ -258,9 +259,10 @@ def count_text() -> str:
         n_hw = 0
     third = len(ss[LIMITS.key]) if ss[WORKLOAD.key] == "llm" else len(ss[DELAYS.key])
     n = n_hw * len(ss[B_MAX.key]) * third * max(0, int(ss[R_HI.key]) - int(ss[R_LO.key]) + 1)
+    weight = COST_WEIGHT[ss[WORKLOAD.key]]
     return (f"{n:,} configurations to price (at most {MAX_CONFIGURATIONS:,}; up to "
-            f"{AUTO_RUN_MAX:,} they are priced as you change the inputs, above that on "
-            "request).")
+            f"{AUTO_RUN_MAX // weight:,} they are priced as you change the inputs, a third "
+            "of that with arrivals that are not Poisson; above, on request).")
 
 
 def _arrival_fields(choice: ArrivalChoice) -> tuple[str, float, str, str]:

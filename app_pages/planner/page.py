@@ -136,11 +136,11 @@ def run() -> None:
         notices.error(f"Plan not run: {why}", icon=":material/error:")
         finish()
         return
-    n = spec.n_configurations
-    where = ("in this process" if data.executor_for(n) == "serial"
+    n, work = spec.n_configurations, data.plan_work(spec, choice)
+    where = ("in this process" if data.executor_for(work) == "serial"
              else "on local processes, one per core")
     st.caption(f"{n:,} configurations ({data.grid_words(spec)}), priced {where}.")
-    if n > inputs.AUTO_RUN_MAX and not data.plan.ready(spec, choice) and not st.button(
+    if work > inputs.AUTO_RUN_MAX and not data.plan.ready(spec, choice) and not st.button(
             f"Price {n:,} configurations", key="plan_run", type="primary"):
         st.info("A plan this large takes a while: press the button to run it, or download "
                 "the plan file and run it on a cluster.", icon=":material/hourglass_top:")

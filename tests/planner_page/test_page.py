@@ -386,3 +386,19 @@ def test_each_candidate_at_its_cheapest():
     assert len(table) == len(spec.hardware)
     assert table["cost against the cheapest"].iloc[0] == "× 1.00"
     assert all(v.startswith("meets the SLA") or ":" in v for v in table["verdict"])
+
+
+def test_plan_work_weighs_llm_and_simulated_plans():
+    """A plan's work in GPU-configuration units: LLM configurations and non-Poisson
+    arrivals weigh more, so a large one runs on local processes or waits for the button;
+    the default plans of both workloads run at once, in this process."""
+    from app_pages.planner import data
+    from ui import arrivals_input
+    gpu, llm = default_spec("gpu"), default_spec("llm")
+    poisson, bursty = arrivals_input.POISSON, arrivals_input.bursty(4.0)
+    assert data.plan_work(gpu, poisson) == gpu.n_configurations
+    assert data.plan_work(gpu, bursty) == data.SIMULATED_WEIGHT * gpu.n_configurations
+    assert data.plan_work(llm, poisson) == data.COST_WEIGHT["llm"] * llm.n_configurations
+    for spec in (gpu, llm):
+        assert data.executor_for(data.plan_work(spec, poisson)) == "serial"
+    assert data.executor_for(data.SERIAL_MAX + 1) is None
