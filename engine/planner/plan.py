@@ -23,6 +23,7 @@ from scipy import stats
 from .. import sweep
 from .price import (REASONS, ConfigPrice, price_configuration, screen_jobs,
                     simulate_configuration)
+from .files import arrival_process
 from .spec import PlanSpec, _number, _whole
 
 CONFIRM_RUNS = 4
@@ -229,7 +230,6 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=Non
     if not isinstance(spec, PlanSpec):
         raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
     if arrivals is None:
-        from .files import arrival_process
         arrivals = arrival_process(spec)
     label = "Poisson arrivals" if arrivals is None else f"arrivals: {arrivals.label}"
     points = plan_grid(spec)
