@@ -5,7 +5,7 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim", "models", "pages", "load", "planner"]
+ALL = ["exact", "sim", "models", "pages", "load", "planner", "readers"]
 
 
 def main(argv: list[str]) -> int:

@@ -6,11 +6,12 @@ the README: no NaN inside a domain, ``inf`` exactly where the load is
 unstable, ``ValueError`` naming a parameter outside its domain.
 """
 import math
-import time
 import warnings
 
 import numpy as np
 import pytest
+
+from tests.counting import counted
 from scipy import stats
 
 from engine import (batching, batching_curves, fit, llm_batching, operating_point, sim, sla,
@@ -149,14 +150,25 @@ def test_waiting_percentile_when_retries_never_succeed_and_take_no_time():
     assert w == np.inf
 
 
+class CountedLaw:
+    """A service law whose CDF counts the points it is evaluated at."""
+
+    def __init__(self, law):
+        self.law, self.points = law, 0
+
+    def cdf(self, x):
+        self.points += np.size(x)
+        return self.law.cdf(x)
+
+
 def test_response_cdf_without_delays_near_saturation_is_fast():
     """c = d1 + d2 + Δ = 0 (plan_replicas' default) at ρ = 1 − 1e-9 summed ~4e10 geometric
-    terms (hours).  Every try lands at d1, so P(R ≤ RT) = CDF_exe(RT − d1)."""
-    service = stats.expon(scale=0.01)
-    start = time.perf_counter()
+    terms (hours).  Every try lands at d1, so P(R ≤ RT) = CDF_exe(RT − d1): the service
+    CDF is evaluated at one block of retries at most, counted (not ~4e10 points)."""
+    service = CountedLaw(stats.expon(scale=0.01))
     p = sla.response_cdf(0.05, (1 - 1e-9) * 10 * 100.0, 100.0, 10, 0.0, 0.0, 0.0, service)
-    assert time.perf_counter() - start < 5.0
-    assert p == pytest.approx(service.cdf(0.05), rel=1e-12)
+    assert 0 < service.points <= sla.cdfs.R_BLOCK + 1, service.points
+    assert p == pytest.approx(service.law.cdf(0.05), rel=1e-12)
 
 
 def test_response_cdf_when_retries_never_succeed():
@@ -180,11 +192,16 @@ def test_diurnal_trace_with_too_many_intervals_names_the_interval():
 def test_md1_patience_series_with_many_short_services_is_fast_and_finite():
     """λ = 0.02/s, d = 0.05 s, τ = 300 s (λτ = 6): Erlang's series ran over ⌊τ/d⌋ = 6000
     terms with an O(k²) inner loop (minutes) and overflowed to NaN.  With λd = 0.001 the
-    queue is nearly empty: the wait is M/D/1's λd²/(2(1 − λd)) and nobody leaves."""
+    queue is nearly empty: the wait is M/D/1's λd²/(2(1 − λd)) and nobody leaves.
+    Its work is counted: fewer calls than the series has terms, and no more calls for ten
+    times as many terms (λ/10, 10τ: the same λτ, ⌊τ/d⌋ = 60,000)."""
     lam, d, tau = 0.02, 0.05, 300.0
-    start = time.perf_counter()
-    loss, w_all, served = token_limit.md1_deterministic_patience(lam, d, tau)
-    assert time.perf_counter() - start < 5.0
+    (loss, w_all, served), calls, _ = counted(token_limit.md1_deterministic_patience,
+                                             lam, d, tau)
+    assert calls < tau / d, calls                         # ⌊τ/d⌋ = 6000 terms
+    _, calls_tenfold, _ = counted(token_limit.md1_deterministic_patience, lam / 10, d,
+                                  10 * tau)
+    assert calls_tenfold <= calls, (calls_tenfold, calls)
     assert loss == pytest.approx(0.0, abs=1e-12)
     # E[W_q] = τ − P0·∫g loses digits when it is 1e-7 of τ: absolute 1e-9·τ
     assert w_all == pytest.approx(lam * d * d / (2 * (1 - lam * d)), abs=1e-9 * tau)
