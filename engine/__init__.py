@@ -9,6 +9,8 @@ stays cheap):
 * ``engine.batching``     GPU dynamic batching (Inoue 2021)
 * ``engine.token_limit``  LLM max-token limits and impatience, M/G/1+D (Yang et al. §III)
 * ``engine.llm_batching`` LLM batching strategies (Yang et al. §IV)
+* ``engine.llm_serving``  LLM serving as vLLM runs it: continuous batching, chunked prefill,
+                          paged KV cache with preemption and prefix caching, TTFT and TPOT
 * ``engine.pipeline``     CPU → GPU memory → compute units tandem with blocking (May & Voigt 2010)
 * ``engine.sla``          replicas for percentile-latency SLAs (Swayam)
 * ``engine.fit``          least-squares fits of measured profiles
@@ -27,7 +29,7 @@ The engine never imports Streamlit.  Derivations and errata: ``docs/models/``.
 """
 import importlib
 
-__all__ = ["core", "batching", "token_limit", "llm_batching", "pipeline", "sla", "fit", "measured",
+__all__ = ["core", "batching", "token_limit", "llm_batching", "llm_serving", "pipeline", "sla", "fit", "measured",
            "presets", "arrivals", "sweep", "planner",
            "sim", "batch_chain", "batching_curves", "operating_point", "mg1_patience",
            "llm_batching_sim", "pipeline_sim", "dispatch_sim", "token_laws", "params"]

@@ -44,6 +44,11 @@ def ci95_half_width(group_sums: np.ndarray, counted: int) -> tuple[float, bool]:
     return float(half), bool(lag1 <= MAX_LAG1)
 
 
+def t975(dof: int) -> float:
+    """Student-t 97.5 % quantile with ``dof`` degrees of freedom (cached)."""
+    return _t975(int(dof))
+
+
 @lru_cache(maxsize=None)
 def _t975(dof: int) -> float:
     """Student-t 97.5 % quantile (a scipy call costs ~0.1 ms; simulators ask for a few

@@ -1,0 +1,249 @@
+"""The most a server carries (``max_rate_per_s``) and mean TTFT, TPOT and e2e without
+simulation (``approximate_serving``).
+
+Capacity (chunked prefill, renewal-reward per seat): at saturation R seats are always
+full; a request holds its seat for o steps (its prompt step emits token 1, then o − 1
+decode steps), so a step completes R/E[o] requests on average and, the step cost
+being linear, the mean step is the cost of the mean step::
+
+    s̄(R) = base + (R/E[o])·(a·E[l] + a₂·E[l²] + ctx·E[Σ_{g<o}(l + g)]) + d·R·E[o − 1]/E[o]
+    λ_max = R / (E[o] · s̄(R)),   R = min(max_num_seqs, budget seats, KV seats)
+
+with budget seats B·E[o]/(E[l] + E[o] − 1) (the tokens a step may compute) and KV
+seats M·b/(mean tokens a seat holds + b/2).  Exact when neither the budget nor the KV
+cache binds and every prompt fits one step; otherwise an approximation (prompts are
+then chunked: Q is taken as l², an upper bound).  Derivation: docs/models/llm_serving.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from ..core.domains import RATE_PER_S
+from ..core.token_laws import EmpiricalTokens, grid_top, token_pmf
+from .cost import StepCost
+from .scheduler import Scheduler
+
+__all__ = ["WorkloadMoments", "workload_moments", "max_rate_per_s", "capacity_limit", "ServingApproximation",
+           "approximate_serving", "CapacityLimit"]
+
+
+@dataclass(frozen=True)
+class WorkloadMoments:
+    """Moments of the prompt l and reply o token counts that the capacity needs."""
+
+    mean_input: float           # E[l]
+    mean_input_sq: float        # E[l²]
+    mean_output: float          # E[o]
+    context_sum: float          # E[Σ_{g=1}^{o−1} (l + g)]: context tokens read by decodes
+    held_tokens: float          # E[Σ_{g=0}^{o−1} (l + g)]/E[o]: tokens a seat holds on average
+
+
+def _pmf(law):
+    if isinstance(law, EmpiricalTokens):
+        return np.asarray(law.values, float), np.asarray(law.probs, float)
+    k = np.arange(1.0, grid_top(law) + 1.0)
+    p = np.asarray(token_pmf(law, k), dtype=float)
+    return k, p / p.sum()
+
+
+def _law_or_values(x, name):
+    """(values, probabilities) of a token count: a number, a sample (one per request)
+    or a law."""
+    if callable(getattr(x, "rvs", None)):
+        mean = float(x.mean())
+        if not math.isfinite(mean):
+            raise ValueError(f"{name}: the law's mean is {mean:g} tokens; a finite mean is "
+                             f"needed")
+        return _pmf(x)
+    arr = np.asarray(x, dtype=float).ravel()
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 1):
+        raise ValueError(f"{name} must be token counts ≥ 1")
+    arr = np.maximum(1.0, np.ceil(arr))
+    return arr, np.full(arr.size, 1.0 / arr.size)
+
+
+def workload_moments(input_tokens, output_tokens) -> WorkloadMoments:
+    """The moments of a workload: numbers, samples (paired request by request when both
+    are samples of the same length: a trace's prompts and replies) or independent laws."""
+    lv, lp = _law_or_values(input_tokens, "input_tokens")
+    ov, op = _law_or_values(output_tokens, "output_tokens")
+    paired = (not callable(getattr(input_tokens, "rvs", None))
+              and not callable(getattr(output_tokens, "rvs", None))
+              and lv.size == ov.size and lv.size > 1)
+    el, el2 = float(lp @ lv), float(lp @ lv ** 2)
+    eo = float(op @ ov)
+    tri = float(op @ ((ov - 1) * ov / 2))                 # E[Σ_{g<o} g]
+    if paired:
+        elo = float(np.mean(lv * (ov - 1)))
+        elo_all = float(np.mean(lv * ov))
+    else:
+        elo = el * (eo - 1)
+        elo_all = el * eo
+    return WorkloadMoments(mean_input=el, mean_input_sq=el2, mean_output=eo,
+                           context_sum=elo + tri,
+                           held_tokens=(elo_all + tri) / eo)
+
+
+@dataclass(frozen=True)
+class CapacityLimit:
+    """``max_rate_per_s`` with what sets it: the seats R, the step at saturation, and
+    which limit binds ("max_num_seqs", "token budget", "KV cache")."""
+
+    rate_per_s: float
+    seats: float
+    step_ms: float
+    binding: str
+    exact: bool
+
+
+def _step_at(cost: StepCost, m: WorkloadMoments, seats: float) -> float:
+    per = seats / m.mean_output
+    return (cost.base_ms
+            + per * (cost.prefill_ms_per_token * m.mean_input
+                     + cost.prefill_ms_per_token_sq * m.mean_input_sq
+                     + cost.context_ms_per_token * m.context_sum)
+            + cost.decode_ms_per_seq * seats * (m.mean_output - 1) / m.mean_output)
+
+
+def capacity_limit(cost: StepCost, scheduler: Scheduler, input_tokens,
+                   output_tokens) -> CapacityLimit:
+    """``max_rate_per_s`` with its parts (see the module's docstring)."""
+    m = workload_moments(input_tokens, output_tokens)
+    limits = {"max_num_seqs": float(scheduler.max_num_seqs),
+              "token budget": scheduler.max_num_batched_tokens * m.mean_output
+              / (m.mean_input + m.mean_output - 1)}
+    if scheduler.kv_cache_tokens is not None:
+        limits["KV cache"] = (scheduler.kv_blocks * scheduler.block_size
+                              / (m.held_tokens + scheduler.block_size / 2))
+    binding = min(limits, key=limits.get)
+    seats = max(limits[binding], 1.0)
+    if not scheduler.chunked_prefill:
+        return _whole_prompt_limit(cost, scheduler, m, seats, binding)
+    step = _step_at(cost, m, seats)
+    rate = seats / (m.mean_output * step) * 1e3 if step > 0 else math.inf
+    return CapacityLimit(rate, seats, step, binding, exact=binding == "max_num_seqs")
+
+
+def _whole_prompt_limit(cost, scheduler, m, seats, binding) -> CapacityLimit:
+    """Without chunked prefill a step is prompts only or decodes only: per decode step
+    R/E[o − 1] requests finish (renewal per seat), and a prompt step follows a decode
+    step with at least one finish (taken as 1 − exp(−R/E[o − 1]))."""
+    decodes = max(m.mean_output - 1, 1e-9)
+    done = seats / decodes
+    p = -math.expm1(-done)
+    per_prompt_step = done / p
+    prompt = (cost.prefill_base_ms + per_prompt_step * (
+        cost.prefill_ms_per_token * m.mean_input
+        + cost.prefill_ms_per_token_sq * m.mean_input_sq))
+    decode = (cost.base_ms + cost.decode_ms_per_seq * seats
+              + cost.context_ms_per_token * seats * m.context_sum / decodes)
+    rate = done / (decode + p * prompt) * 1e3
+    return CapacityLimit(rate, seats, decode, binding, exact=False)
+
+
+def max_rate_per_s(cost: StepCost, scheduler: Scheduler, input_tokens, output_tokens) -> float:
+    """The largest request rate (per s) the server carries; past it a load is unstable.
+    Token counts: numbers, samples or laws (``workload_moments``)."""
+    return capacity_limit(cost, scheduler, input_tokens, output_tokens).rate_per_s
+
+
+@dataclass(frozen=True)
+class ServingApproximation:
+    """Mean TTFT, TPOT and e2e (ms) without simulation, and the mean running count;
+    ``stable`` False (and inf latencies) at or past ``rate_limit_per_s``."""
+
+    rate_per_s: np.ndarray
+    ttft_ms: np.ndarray
+    tpot_ms: np.ndarray
+    e2e_ms: np.ndarray
+    mean_running: np.ndarray
+    stable: np.ndarray
+    rate_limit_per_s: float
+    method: str = ("birth-death chain of the requests in the server (completion rate "
+                   "k/(E[o]·s̄(k)) with k running, seats beyond max_num_seqs wait), wait "
+                   "scaled by (1 + SCV of the reply length)/2")
+
+
+def _seat_chain(lam_per_ms, cost, m, seats):
+    """Birth-death chain of the requests in the server (running and waiting): k ≤ c
+    run with completions at rate k/(E[o]·s̄(k)), beyond c they wait (rate of c).
+    Returns (P(k), k = 0..c, the mean wait for a seat in ms, s̄(k))."""
+    c = int(max(1, math.floor(seats)))
+    k = np.arange(1, c + 1, dtype=float)
+    step = np.array([_step_at(cost, m, x) for x in k])
+    mu = k / (m.mean_output * step)                     # completions per ms with k running
+    log_ratio = np.log(lam_per_ms) - np.log(mu)
+    log_p = np.concatenate([[0.0], np.cumsum(log_ratio)])
+    rho = lam_per_ms / mu[-1]                           # beyond c: geometric
+    tail_mass = np.exp(log_p[-1]) * rho / (1 - rho)
+    top = log_p.max()
+    p = np.exp(log_p - top)
+    tail = tail_mass / math.exp(top)
+    norm = p.sum() + tail
+    p /= norm
+    tail /= norm
+    waiting = tail / (1 - rho)                          # Σ_{j≥1} j·P(c + j)
+    return p, waiting / lam_per_ms, np.concatenate([[cost.base_ms], step])
+
+
+def _approximate_one(lam_per_ms, cost, m, limit, scv_output, chunks):
+    own_decode = cost.decode_ms_per_seq + cost.context_ms_per_token * (
+        m.context_sum / max(m.mean_output - 1, 1e-9))
+    prompt_own = (cost.prefill_ms_per_token * m.mean_input
+                  + cost.prefill_ms_per_token_sq * m.mean_input_sq)
+    if lam_per_ms <= 0:
+        ttft = cost.frontend_ms + chunks * cost.prefill_base_ms + prompt_own
+        tpot = cost.base_ms + own_decode
+        return ttft, tpot, ttft + (m.mean_output - 1) * tpot, 0.0
+    p, wait, step = _seat_chain(lam_per_ms, cost, m, limit.seats)
+    k = np.arange(p.size, dtype=float)
+    running = float(k @ p) + (1.0 - p.sum()) * (p.size - 1)
+    # a request arriving sees the chain's state (Poisson arrivals see time averages)
+    busy = 1.0 - p[0]
+    seen_step = float(p @ step)                          # the step in progress (0 if idle)
+    residual = busy * float(p[1:] @ step[1:] ** 2) / max(float(p[1:] @ step[1:]), 1e-300) / 2
+    # a decoding request sees k running, itself included: weight states by k
+    tpot = float((k * p) @ step) / max(float(k @ p), 1e-300) + own_decode - (
+        own_decode + prompt_own) / m.mean_output
+    wait *= (1.0 + scv_output) / 2.0                     # seat times are not exponential
+    ttft = (cost.frontend_ms + residual + wait + chunks * max(seen_step, cost.base_ms)
+            + prompt_own)
+    del seen_step
+    return ttft, tpot, ttft + (m.mean_output - 1) * tpot, running
+
+
+def _output_scv(output_tokens) -> float:
+    v, p = _law_or_values(output_tokens, "output_tokens")
+    mean = float(p @ v)
+    return float(p @ (v - mean) ** 2) / mean ** 2
+
+
+def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, output_tokens,
+                        rate_per_s) -> ServingApproximation:
+    """Mean TTFT, TPOT and e2e (ms) at Poisson ``rate_per_s`` (broadcasts) without
+    simulation: the running count R solves R = λ·E[o]·(base + w·R/(1 − e^−R)) (Little's
+    law with busy steps of the mean per-request work w per step), TTFT = front end +
+    half a busy step + the request's prompt step(s) + an Erlang-C wait for a seat, TPOT
+    = the step a decoding request sees.  An approximation: its error against the
+    simulator is tabled in docs/models/llm_serving.md."""
+    lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
+    limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
+    m = workload_moments(input_tokens, output_tokens)
+    scv = _output_scv(output_tokens)
+    chunks = max(1.0, math.ceil(m.mean_input / scheduler.max_num_batched_tokens))
+    out = np.full((4,) + lam.shape, np.inf)
+    stable = lam < limit.rate_per_s * (1 - 1e-9)
+    for idx in np.ndindex(lam.shape):
+        if stable[idx]:
+            res = _approximate_one(lam[idx] / 1e3, cost, m, limit, scv, chunks)
+            for k in range(4):
+                out[(k,) + idx] = res[k]
+    ro = []
+    for a in (lam, out[0], out[1], out[2], out[3], stable):
+        a = np.array(a)
+        a.setflags(write=False)
+        ro.append(a)
+    return ServingApproximation(*ro, rate_limit_per_s=limit.rate_per_s)
