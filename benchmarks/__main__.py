@@ -5,7 +5,7 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim", "models", "pages", "load", "planner", "readers"]
+ALL = ["exact", "sim", "models", "pages", "load", "planner", "readers", "serving"]
 
 
 def main(argv: list[str]) -> int:

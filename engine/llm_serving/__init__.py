@@ -26,3 +26,13 @@ from .capacity import (CapacityLimit, ServingApproximation, WorkloadMoments,
 __all__ += ["max_rate_per_s", "capacity_limit", "CapacityLimit", "approximate_serving",
             "ServingApproximation", "workload_moments", "WorkloadMoments"]
 
+from .sources import (StepCostFit, fit_step_cost_vllm_bench, step_cost_from_csv,
+                      step_cost_from_distserve, step_cost_from_splitwise)
+from .presets import ServingPreset, load_serving_preset, serving_presets
+
+__all__ += ["StepCostFit", "step_cost_from_distserve", "step_cost_from_splitwise",
+            "fit_step_cost_vllm_bench", "step_cost_from_csv", "ServingPreset", "serving_presets",
+            "load_serving_preset"]
+from .compare import Calibration, calibrate_step_cost, compare_replay, compare_vllm_bench, replay
+
+__all__ += ["compare_replay", "compare_vllm_bench", "calibrate_step_cost", "Calibration", "replay"]

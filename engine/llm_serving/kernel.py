@@ -11,47 +11,61 @@ a recomputation after preemption and a decode are all "compute what is missing")
 """
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from ..core.jit import compiled
+from . import blockcache as bc
 
 # stats slots
 S_STEPS, S_BUSY_MS, S_RUN_AREA, S_WAIT_AREA, S_PEAK_BLOCKS, S_PREEMPTIONS, S_END_MS, \
-    S_ERROR, S_TIMELINE = range(9)
-N_STATS = 9
+    S_ERROR, S_TIMELINE, S_CACHED_OUT = range(10)
+N_STATS = 10
 ITL_BINS = 2400             # ITL histogram: bin k holds [0.01·1.01^k, 0.01·1.01^(k+1)) ms
 ITL_LOW_MS = 0.01
 ITL_RATIO = 1.01
+INV_LOW = 1.0 / ITL_LOW_MS
+INV_LOG_RATIO = 1.0 / np.log(ITL_RATIO)
 KEY_SHIFT = 1 << 22         # blocks per token stream in a prefix-cache key
-# block and queue state shared by the helpers
-B_FREE, B_EVICTABLE, B_STAMP, B_WH, B_WS, B_PREEMPTED = range(6)
+OWN_STREAMS = 1 << 20       # request r's own tokens are stream OWN_STREAMS + r (shared: below)
+# block and queue state shared by the helpers (the first five are the cache's own)
+B_HEAD, B_TAIL, B_POOL, B_EVICTABLE, B_FREE = (bc.HEAD, bc.TAIL, bc.POOL_TOP, bc.EVICTABLE,
+                                               bc.FREE)
+B_WH, B_WS, B_PREEMPTED = 5, 6, 7
+N_BLK = 8
 
 
 @compiled
-def _key(r, j, bs, pstream, ptok, n_streams):
+def _key(r, j, bs, pstream, ptok):
     """Prefix-cache key of request r's j-th full block: (stream, j) while the block
     lies in the shared leading tokens, (the request's own stream, j) after."""
     if pstream[r] >= 0 and (j + 1) * bs <= ptok[r]:
         return pstream[r] * KEY_SHIFT + j
-    return (n_streams + r) * KEY_SHIFT + j
+    return (OWN_STREAMS + r) * KEY_SHIFT + j
 
 
 @compiled
-def _release(r, blk, held, fref, bs, pstream, ptok, n_streams, prefix, ref, stamp_of, heap):
-    """Request r gives its blocks back: full ones stay cached (least recently used
-    evicted first, its last block before its first), the rest are free."""
+def _release(r, finishing, blk, c, held, fref, bs, pstream, ptok, prefix, table, entries,
+             pool):
+    """Request r gives its blocks back, its last block first: full ones stay cached
+    (least recently released evicted first), the partial one is free.  Its own full
+    blocks beyond ``fref`` were never entered (only r could find them, and r is done
+    with them when it finishes: they join the eviction list as one run; preempted, it
+    may find them again, so they are entered now)."""
     if prefix:
+        nf = c[r] // bs
+        lazy = nf - fref[r]
+        if lazy > 0:
+            if finishing:
+                if not bc.add_run(table, entries, pool, blk, lazy):
+                    blk[B_FREE] += lazy
+            else:
+                for j in range(nf - 1, fref[r] - 1, -1):
+                    if bc.add(table, entries, pool, blk, _key(r, j, bs, pstream, ptok),
+                              0) == bc.NONE:
+                        blk[B_FREE] += 1
         for j in range(fref[r] - 1, -1, -1):
-            k = _key(r, j, bs, pstream, ptok, n_streams)
-            ref[k] -= 1
-            if ref[k] == 0:
-                blk[B_EVICTABLE] += 1
-                blk[B_STAMP] += 1
-                stamp_of[k] = blk[B_STAMP]
-                heapq.heappush(heap, (blk[B_STAMP], k))
-        blk[B_FREE] += held[r] - fref[r]
+            bc.drop(entries, blk, bc.find(table, entries, _key(r, j, bs, pstream, ptok)))
+        blk[B_FREE] += held[r] - nf
     else:
         blk[B_FREE] += held[r]
     held[r] = 0
@@ -59,31 +73,25 @@ def _release(r, blk, held, fref, bs, pstream, ptok, n_streams, prefix, ref, stam
 
 
 @compiled
-def _take_free(need, blk, ref, stamp_of, heap):
-    """Take ``need`` free blocks, evicting the least recently used cached ones first
-    (the caller checked need ≤ free + evictable)."""
+def _take_free(need, blk, table, entries, pool):
+    """Take ``need`` free blocks, evicting the least recently released cached ones
+    first (the caller checked need ≤ free + evictable)."""
     while need > blk[B_FREE]:
-        s_k = heapq.heappop(heap)
-        k = s_k[1]
-        if k in ref and ref[k] == 0 and stamp_of[k] == s_k[0]:
-            del ref[k]
-            del stamp_of[k]
-            blk[B_EVICTABLE] -= 1
-            blk[B_FREE] += 1
+        bc.evict(table, entries, pool, blk, need - blk[B_FREE])
     blk[B_FREE] -= need
 
 
 @compiled
 def _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs, pstream, ptok,
-              n_streams, prefix, ref, stamp_of, heap):
+              prefix, table, entries, pool):
     """Make room for ``need`` more blocks of running request r by preempting the most
     recently admitted (blocks back, to the head of the queue); returns the running
     count left, and whether r itself was preempted (then nothing is taken)."""
     while need > blk[B_FREE] + blk[B_EVICTABLE]:
         v = run[nrun - 1]
         nrun -= 1
-        _release(v, blk, held, fref, bs, pstream, ptok, n_streams, prefix, ref, stamp_of,
-                 heap)
+        _release(v, False, blk, c, held, fref, bs, pstream, ptok, prefix, table, entries,
+                 pool)
         c[v] = 0
         n_pre[v] += 1
         blk[B_PREEMPTED] += 1
@@ -92,19 +100,24 @@ def _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs, pstream, pt
         blk[B_WS] += 1
         if v == r:
             return nrun, True
-    _take_free(need, blk, ref, stamp_of, heap)
+    _take_free(need, blk, table, entries, pool)
     return nrun, False
 
 
 @compiled
-def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budget,
+def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budget,
           total_blocks, bs, chunked, prefix, warmup, start, first, finish, n_pre, cached, stats,
-          itl_hist, tl_t, tl_run, tl_wait, tl_blocks, tl_pre):
+          itl_hist, tl_t, tl_run, tl_wait, tl_blocks, tl_pre, init_keys, out_keys, table,
+          entries, pool, hit_rows):
     """Serve every request; fills ``start`` (first scheduled), ``first``/``finish`` (ms), ``n_pre`` (preemptions),
     ``cached`` (prompt tokens found in the prefix cache at first admission), ``stats``,
     the ITL histogram of requests ≥ ``warmup`` and the per-step timeline (as long as
     its arrays).  ``closed`` > 0: a closed loop of that many clients (``arr``/``vis``
-    filled here).  ``total_blocks`` < 0: unbounded KV cache."""
+    filled here).  ``total_blocks`` < 0: unbounded KV cache; an admission leaves
+    ``watermark`` blocks free.  ``init_keys``: blocks
+    cached before the first request (least recently used first: a previous run's
+    ``out_keys``); ``out_keys`` gets the shared-stream blocks cached at the end, in the
+    same order (their count in ``stats[S_CACHED_OUT]``)."""
     n = l.size
     base, pbase, a_tok, a_sq, d_seq, d_ctx, front = (cost[0], cost[1], cost[2], cost[3],
                                                      cost[4], cost[5], cost[6])
@@ -120,16 +133,16 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
     cap = n + 1
     sched = np.empty(n, np.int64)
     take = np.empty(n, np.int64)
-    # prefix cache: key -> references, key -> release stamp, LRU heap of (stamp, key)
-    ref = {np.int64(0): np.int64(0)}
-    stamp_of = {np.int64(0): np.int64(0)}
-    del ref[np.int64(0)]
-    del stamp_of[np.int64(0)]
-    heap = [(np.int64(0), np.int64(0))]
-    heap.pop()
     unbounded = total_blocks < 0
-    blk = np.zeros(6, np.int64)
+    blk = np.zeros(N_BLK, np.int64)     # the cache's list ends and counts, the queue ring
+    blk[B_HEAD] = bc.NONE
+    blk[B_TAIL] = bc.NONE
+    blk[B_POOL] = pool.size
     blk[B_FREE] = total_blocks if not unbounded else np.int64(1) << 62
+    for idx in range(init_keys.size):   # a warm prefix cache, oldest first
+        if bc.find(table, entries, init_keys[idx]) == bc.NONE:
+            if bc.add(table, entries, pool, blk, init_keys[idx], 0) != bc.NONE:
+                blk[B_FREE] -= 1
     n_sent = n
     if closed > 0:
         n_sent = min(closed, n)
@@ -161,10 +174,13 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
                 r = run[i]
                 tk = min(l[r] + g[r] - c[r], budget_left)
                 need = (c[r] + tk + bs - 1) // bs - held[r]
-                nrun, out = _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs,
-                                      pstream, ptok, n_streams, prefix, ref, stamp_of, heap)
-                if out:
-                    break
+                if need <= blk[B_FREE]:
+                    blk[B_FREE] -= need
+                else:
+                    nrun, out = _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq,
+                                          bs, pstream, ptok, prefix, table, entries, pool)
+                    if out:
+                        break
                 held[r] += need
                 sched[ns] = r
                 take[ns] = tk
@@ -179,11 +195,12 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
                 if prefix:
                     maxh = (l[r] + g[r] - 1) // bs
                     while hit < maxh:
-                        k = _key(r, hit, bs, pstream, ptok, n_streams)
-                        if k not in ref:
+                        e = bc.find(table, entries, _key(r, hit, bs, pstream, ptok))
+                        if e == bc.NONE:
                             break
-                        if ref[k] == 0:
+                        if entries[e, bc.REFS] == 0:
                             ev_hit += 1
+                        hit_rows[hit] = e
                         hit += 1
                 tk = l[r] + g[r] - hit * bs
                 if chunked:
@@ -191,14 +208,14 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
                 elif tk > budget_left and ns > 0:
                     break
                 need = (hit * bs + tk + bs - 1) // bs - hit
-                if need > blk[B_FREE] + blk[B_EVICTABLE] - ev_hit:
+                if need > blk[B_FREE] + blk[B_EVICTABLE] - ev_hit - watermark:
                     break
                 for j in range(hit):
-                    k = _key(r, j, bs, pstream, ptok, n_streams)
-                    if ref[k] == 0:
-                        blk[B_EVICTABLE] -= 1
-                    ref[k] += 1
-                _take_free(need, blk, ref, stamp_of, heap)
+                    bc.hold(entries, blk, hit_rows[j])
+                if need <= blk[B_FREE]:
+                    blk[B_FREE] -= need
+                else:
+                    _take_free(need, blk, table, entries, pool)
                 blk[B_WH] = (blk[B_WH] + 1) % cap
                 blk[B_WS] -= 1
                 if not admitted[r]:
@@ -219,10 +236,13 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
             while i < nrun:
                 r = run[i]
                 need = (c[r] + bs) // bs - held[r]
-                nrun, out = _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs,
-                                      pstream, ptok, n_streams, prefix, ref, stamp_of, heap)
-                if out:
-                    break
+                if need <= blk[B_FREE]:
+                    blk[B_FREE] -= need
+                else:
+                    nrun, out = _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq,
+                                          bs, pstream, ptok, prefix, table, entries, pool)
+                    if out:
+                        break
                 held[r] += need
                 sched[ns] = r
                 take[ns] = l[r] + g[r] - c[r]
@@ -275,17 +295,19 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
             c[r] += take[m]
             if prefix:
                 nf = c[r] // bs
-                for j in range(fref[r], nf):
-                    k = _key(r, j, bs, pstream, ptok, n_streams)
-                    if k in ref:        # computed twice: share the cached copy
-                        if ref[k] == 0:
-                            blk[B_EVICTABLE] -= 1
-                        ref[k] += 1
+                j = fref[r]
+                while j < nf:
+                    if n_pre[r] == 0 and not (pstream[r] >= 0 and (j + 1) * bs <= ptok[r]):
+                        break           # its own tokens: entered only if it is preempted
+                    k = _key(r, j, bs, pstream, ptok)
+                    e = bc.find(table, entries, k)
+                    if e != bc.NONE:    # computed twice: share the cached copy
+                        bc.hold(entries, blk, e)
                         blk[B_FREE] += 1
-                    else:
-                        ref[k] = 1
-                if nf > fref[r]:
-                    fref[r] = nf
+                    elif bc.add(table, entries, pool, blk, k, 1) == bc.NONE:
+                        break           # no row left (unbounded cache): stays private
+                    j += 1
+                fref[r] = j
             if c[r] == l[r] + g[r]:
                 g[r] += 1
                 if g[r] == 1:
@@ -294,15 +316,15 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
                     gap = t - last_tok[r]
                     b = 0
                     if gap > ITL_LOW_MS:
-                        b = min(int(np.log(gap / ITL_LOW_MS) / np.log(ITL_RATIO)), ITL_BINS - 1)
+                        b = min(int(np.log(gap * INV_LOW) * INV_LOG_RATIO), ITL_BINS - 1)
                     itl_hist[b] += 1
                 last_tok[r] = t
                 if g[r] == o[r]:
                     finish[r] = t
                     done += 1
                     any_done = True
-                    _release(r, blk, held, fref, bs, pstream, ptok, n_streams, prefix, ref,
-                             stamp_of, heap)
+                    _release(r, True, blk, c, held, fref, bs, pstream, ptok, prefix, table,
+                             entries, pool)
                     if closed > 0 and n_sent < n:
                         arr[n_sent] = t
                         vis[n_sent] = t + front
@@ -318,3 +340,16 @@ def serve(arr, vis, closed, l, o, pstream, ptok, n_streams, cost, max_seqs, budg
     stats[S_PREEMPTIONS] = blk[B_PREEMPTED]
     stats[S_END_MS] = t
     stats[S_TIMELINE] = ntl
+    n_out = 0                           # the cache left behind, shared streams only
+    if out_keys.size > 0:
+        keys = np.empty(entries.shape[0], np.int64)
+        e = blk[B_HEAD]
+        while e != bc.NONE:
+            if entries[e, bc.KEY] // KEY_SHIFT < OWN_STREAMS:
+                keys[n_out] = entries[e, bc.KEY]
+                n_out += 1
+            e = entries[e, bc.NEXT]
+        skip = max(n_out - out_keys.size, 0)
+        n_out -= skip
+        out_keys[:n_out] = keys[skip:skip + n_out]
+    stats[S_CACHED_OUT] = n_out

@@ -135,7 +135,9 @@ class Timeline:
 
 @dataclass(frozen=True, eq=False)
 class ServingResult:
-    """Summary of a served run (ms, per s; see ``summarize``)."""
+    """Summary of a served run (ms, per s; see ``summarize``).  ``prefix_cache``: the
+    shared-prompt blocks cached at the end (pass as ``warm_prefix_cache`` to the next run
+    on the same server)."""
 
     ttft_ms: LatencySummary
     tpot_ms: LatencySummary
@@ -154,6 +156,7 @@ class ServingResult:
     records: ServingRecords | None = None
     timeline: Timeline | None = None
     notes: tuple = field(default=())
+    prefix_cache: np.ndarray | None = field(default=None, repr=False)
     _ttft_tpot: tuple = field(default=(), repr=False)
 
     def goodput_fraction(self, *, ttft_ms=math.inf, tpot_ms=math.inf, percentile=None) -> float:
@@ -198,7 +201,7 @@ def _itl_summary(itl_hist, gaps_ms, tokens, edges_ms) -> LatencySummary:
 def summarize(records: ServingRecords, *, warmup_requests: int = 0, queue_s=None,
               itl_hist=None, itl_edges_ms=None, mean_running=math.nan,
               mean_waiting=math.nan, kv_peak_fraction=None, steps=0, timeline=None,
-              keep_records=False, notes=()) -> ServingResult:
+              keep_records=False, notes=(), prefix_cache=None) -> ServingResult:
     """The one summary of a run's records (simulated or measured): requests from
     ``warmup_requests`` on are counted; throughput is all completed requests over the
     last finish; ``queue_s`` (send to first scheduling, s) when known."""
@@ -223,4 +226,4 @@ def summarize(records: ServingRecords, *, warmup_requests: int = 0, queue_s=None
         preempted_fraction=float(np.mean(records.preemptions[sl] > 0)) if ttft.size else 0.0,
         n_requests=int(ttft.size), warmup_requests=w, mean_waiting=float(mean_waiting),
         steps=int(steps), records=records if keep_records else None, timeline=timeline,
-        notes=tuple(notes), _ttft_tpot=(_frozen(ttft), _frozen(tpot)))
+        notes=tuple(notes), prefix_cache=prefix_cache, _ttft_tpot=(_frozen(ttft), _frozen(tpot)))

@@ -33,7 +33,8 @@ class Scheduler:
     ``kv_cache_tokens`` None: the KV cache never binds.  ``block_size``: tokens per
     KV block.  ``prefix_caching``: full blocks of finished and preempted requests stay
     cached (least recently used evicted first) and a prompt starting with cached tokens
-    skips them.
+    skips them.  ``kv_watermark``: the share of blocks an admission must leave free
+    (vLLM's earlier scheduler: 0.01; V1: 0).
     """
 
     max_num_seqs: int = 256
@@ -42,6 +43,7 @@ class Scheduler:
     block_size: int = 16
     chunked_prefill: bool = True
     prefix_caching: bool = True
+    kv_watermark: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, "max_num_seqs",
@@ -62,6 +64,11 @@ class Scheduler:
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
             object.__setattr__(self, name, bool(value))
+        w = self.kv_watermark
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) \
+                or not 0 <= w < 1:
+            raise ValueError(f"kv_watermark must be a share in [0, 1), got {w!r}")
+        object.__setattr__(self, "kv_watermark", float(w))
         if self.kv_cache_tokens is not None and self.kv_cache_tokens < self.block_size:
             raise ValueError(f"kv_cache_tokens must hold at least one block of "
                              f"{self.block_size} tokens, got {self.kv_cache_tokens}")
@@ -72,6 +79,11 @@ class Scheduler:
         if self.kv_cache_tokens is None:
             return None
         return self.kv_cache_tokens // self.block_size
+
+    @property
+    def watermark_blocks(self) -> int:
+        """Blocks an admission leaves free: ⌊kv_watermark · blocks⌋ (0 when unbounded)."""
+        return 0 if self.kv_blocks is None else int(self.kv_watermark * self.kv_blocks)
 
     def blocks_for(self, tokens):
         """KV blocks ``tokens`` tokens take: ⌈tokens / block_size⌉."""

@@ -15,7 +15,7 @@ import numpy as np
 from ..arrivals import Poisson
 from ..core.arrival_input import arrival_times, check_arrival_times
 from ..core.domains import CONCURRENCY, N_REQUESTS, RATE_PER_S, SERVING_TOKENS, WARMUP
-from . import kernel
+from . import blockcache, kernel
 from .cost import StepCost
 from .result import ServingRecords, Timeline, summarize
 from .scheduler import Scheduler
@@ -23,6 +23,7 @@ from .scheduler import Scheduler
 __all__ = ["simulate_serving", "request_lengths", "check_fits", "DEFAULT_REQUESTS"]
 
 DEFAULT_REQUESTS = 20_000
+MAX_UNBOUNDED_CACHED_BLOCKS = 1 << 22   # an unbounded KV cache keeps this many cached blocks
 ITL_EDGES_MS = kernel.ITL_LOW_MS * kernel.ITL_RATIO ** np.arange(kernel.ITL_BINS + 1.0)
 ITL_EDGES_MS[0] = 0.0
 
@@ -84,7 +85,7 @@ def check_fits(scheduler: Scheduler, l: np.ndarray, o: np.ndarray) -> None:
 
 def _prefixes(prefix_stream, prefix_tokens, l, n):
     if prefix_stream is None and prefix_tokens is None:
-        return np.full(n, -1, np.int64), np.zeros(n, np.int64), 0
+        return np.full(n, -1, np.int64), np.zeros(n, np.int64)
     if prefix_stream is None or prefix_tokens is None:
         raise ValueError("prefix_stream and prefix_tokens go together (which stream a "
                          "request's leading tokens come from, and how many)")
@@ -96,20 +97,20 @@ def _prefixes(prefix_stream, prefix_tokens, l, n):
     except (TypeError, ValueError):
         raise ValueError("prefix_stream and prefix_tokens must be whole numbers") from None
     if not (np.all(np.isfinite(s)) and np.all(s == np.round(s)) and np.all(s >= -1)
-            and np.all(s < 2 ** 20)):
+            and np.all(s < kernel.OWN_STREAMS)):
         raise ValueError("prefix_stream must be whole numbers in [-1, 2**20) (-1: none)")
     if not (np.all(np.isfinite(p)) and np.all(p == np.round(p)) and np.all(p >= 0)):
         raise ValueError("prefix_tokens must be whole numbers ≥ 0")
     p = np.minimum(p, l).astype(np.int64)
     s = s.astype(np.int64)
-    return s, p, int(s.max()) + 1 if s.size else 0
+    return s, p
 
 
 def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, output_tokens,
                      rate_per_s=None, arrivals=None, arrival_s=None, concurrency=None,
                      n_requests=None, seed=None, warmup_requests=None,
                      return_records=False, prefix_stream=None, prefix_tokens=None,
-                     timeline_steps=0):
+                     timeline_steps=0, warm_prefix_cache=None):
     """Serve requests step by step; a ``ServingResult`` (ms, per s).
 
     Exactly one load: ``rate_per_s`` (Poisson), ``arrivals`` (an ``engine.arrivals``
@@ -122,6 +123,9 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
     first ``prefix_tokens[i]`` prompt tokens are the first tokens of token stream
     ``prefix_stream[i]`` (−1: shares none; a system prompt of S tokens: stream 0, S).
     ``timeline_steps``: keep the first that many steps as ``result.timeline``.
+    ``warm_prefix_cache``: the ``prefix_cache`` a previous run on the same server left
+    (its shared-stream blocks; streams are the same numbers across runs), so a set of
+    runs taken back to back without a restart can be replayed in order.
     """
     if not isinstance(cost, StepCost):
         raise ValueError(f"cost must be a StepCost, got {type(cost).__name__}")
@@ -161,7 +165,7 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
     l = request_lengths(input_tokens, n, rng, "input_tokens")
     o = request_lengths(output_tokens, n, rng, "output_tokens")
     check_fits(scheduler, l, o)
-    stream, shared, n_streams = _prefixes(prefix_stream, prefix_tokens, l, n)
+    stream, shared = _prefixes(prefix_stream, prefix_tokens, l, n)
     if warmup_requests is None:
         w = 0 if (closed or replayed) else n // 10
     else:
@@ -181,11 +185,22 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
     tl = (np.zeros(k), np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64),
           np.zeros(k, np.int64))
     blocks = scheduler.kv_blocks
-    kernel.serve(arr_ms, vis, closed, l, o, stream, shared, n_streams, cost.as_array(),
+    warm = _warm_keys(warm_prefix_cache, scheduler)
+    out_keys = np.zeros(0 if blocks is None or not scheduler.prefix_caching else blocks,
+                        np.int64)
+    if scheduler.prefix_caching:
+        rows = blocks if blocks is not None else min(
+            int(np.sum((l + o) // scheduler.block_size + 1)), MAX_UNBOUNDED_CACHED_BLOCKS)
+        cache = blockcache.new_cache(rows)
+    else:
+        cache = blockcache.new_cache(1)
+    hit_rows = np.empty(int(np.max(l + o)) // scheduler.block_size + 1, np.int64)
+    kernel.serve(arr_ms, vis, closed, l, o, stream, shared, scheduler.watermark_blocks,
+                 cost.as_array(),
                  scheduler.max_num_seqs, scheduler.max_num_batched_tokens,
                  -1 if blocks is None else blocks, scheduler.block_size,
                  scheduler.chunked_prefill, scheduler.prefix_caching, w, start, first, finish,
-                 n_pre, cached, stats, hist, *tl)
+                 n_pre, cached, stats, hist, *tl, warm, out_keys, *cache, hit_rows)
     if stats[kernel.S_ERROR] != 0:      # pragma: no cover - a broken invariant
         raise RuntimeError(f"the serving simulator stopped with {int(np.sum(finish >= 0))} of "
                            f"{n} requests served (code {stats[kernel.S_ERROR]:g})")
@@ -204,7 +219,20 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
         itl_edges_ms=ITL_EDGES_MS, mean_running=stats[kernel.S_RUN_AREA] / end if end > 0 else 0,
         mean_waiting=stats[kernel.S_WAIT_AREA] / end if end > 0 else 0,
         kv_peak_fraction=None if blocks is None else stats[kernel.S_PEAK_BLOCKS] / blocks,
-        steps=int(stats[kernel.S_STEPS]), timeline=timeline, keep_records=return_records)
+        steps=int(stats[kernel.S_STEPS]), timeline=timeline, keep_records=return_records,
+        prefix_cache=_ro(out_keys[:int(stats[kernel.S_CACHED_OUT])]))
+
+
+def _warm_keys(warm, scheduler: Scheduler) -> np.ndarray:
+    """The cached blocks a run starts with (oldest first), at most the cache's size."""
+    if warm is None or len(warm) == 0:
+        return np.zeros(0, np.int64)
+    if scheduler.kv_blocks is None or not scheduler.prefix_caching:
+        raise ValueError("warm_prefix_cache needs a bounded KV cache with prefix_caching on")
+    keys = np.asarray(warm)
+    if keys.dtype != np.int64 or keys.ndim != 1:
+        raise ValueError("warm_prefix_cache must be the prefix_cache of a previous result")
+    return keys[-scheduler.kv_blocks:]
 
 
 def _ro(a):

@@ -7,6 +7,8 @@
 * ``read_trace``: request arrival times (s) and token counts (Azure LLM trace CSV,
   Mooncake JSON lines, plain CSV)
 * ``read_vllm_bench``: a ``vllm bench serve --save-result`` summary
+* ``read_request_records``: a serving run request by request (send time, tokens, TTFT,
+  end-to-end time): DistServe ``.exp``, ``vllm bench serve --save-detailed`` JSON, CSV
 * ``predict_online`` / ``compare_online``: the online (closed-loop) run of a Triton
   server predicted from its offline batch table, beside a measured one;
   ``compare_model_analyzer``: a Model Analyzer sweep against the closed-loop model
@@ -16,16 +18,17 @@ the format and raises ``ValueError`` naming the line and column of anything it c
 read.  Formats, units and assumptions: docs/models/measured.md.
 """
 from .profiles import read_batch_profile, read_batch_profiles
-from .results import (MeasuredBatchProfile, MeasuredConcurrencySweep, RequestTrace,
-                      VllmBenchResult)
+from .requests import read_request_records
+from .results import (MeasuredBatchProfile, MeasuredConcurrencySweep, RequestRecords,
+                      RequestTrace, VllmBenchResult)
 from .sweeps import read_concurrency_sweep, read_concurrency_sweeps
 from .traces import read_trace
 from .vllm import read_vllm_bench
 
 __all__ = ["read_batch_profile", "read_batch_profiles", "read_concurrency_sweep",
-           "read_concurrency_sweeps", "read_trace", "read_vllm_bench",
+           "read_concurrency_sweeps", "read_trace", "read_vllm_bench", "read_request_records",
            "MeasuredBatchProfile", "MeasuredConcurrencySweep", "RequestTrace",
-           "VllmBenchResult"]
+           "VllmBenchResult", "RequestRecords"]
 
 # ---- model vs measurement (engine/measured/online.py)
 from .online import (ModelAnalyzerComparison, OnlineComparison, OnlinePrediction,

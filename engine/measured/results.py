@@ -115,7 +115,8 @@ class VllmBenchResult:
     (``*_ttft_ms``) and time per output token after the first (``*_tpot_ms``),
     mean, median and p99; inter-token latency (``*_itl_ms``); token totals;
     ``duration_s`` of the run; ``request_rate_per_s`` offered (inf: all at once);
-    ``percentiles_ms``: every ``{mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms`` of the file.
+    ``percentiles_ms``: every ``{mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms`` of the file;
+    ``date``: the file's ``date`` string as written (e.g. "20250708-103711"), or None.
     """
 
     max_concurrency: int | None
@@ -139,3 +140,48 @@ class VllmBenchResult:
     model_id: str | None
     percentiles_ms: dict
     notes: tuple
+    date: str | None = None
+
+
+_REQUEST_COLUMNS = ("arrival_s", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms",
+                    "tpot_ms", "first_token_s", "finish_s")
+
+
+@dataclass(frozen=True)
+class RequestRecords:
+    """A measured serving run, request by request, sorted by send time.
+
+    ``arrival_s``: when each request was sent, s after the first send (the first is 0;
+    NaN for every request where the file saved no send times); ``input_tokens``
+    (prompt) and ``output_tokens`` (generated), int64; ``ttft_ms``: time to the first
+    token; ``e2e_ms``: send to last token; ``tpot_ms``: (e2e − ttft)/(output − 1) for
+    outputs of 2 tokens or more, NaN for one token (vLLM's convention);
+    ``first_token_s`` = arrival + ttft and ``finish_s`` = arrival + e2e, s after the
+    first send.  ``source`` is one of "distserve", "vllm-bench-detailed", "csv";
+    ``summary``: the file's own summary numbers by key (may be empty).
+    """
+
+    arrival_s: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    ttft_ms: np.ndarray
+    e2e_ms: np.ndarray
+    tpot_ms: np.ndarray
+    first_token_s: np.ndarray
+    finish_s: np.ndarray
+    source: str
+    summary: dict
+    notes: tuple
+
+    @property
+    def n_requests(self) -> int:
+        """Number of requests."""
+        return int(self.arrival_s.size)
+
+    def to_frame(self):
+        """The requests as a pandas DataFrame, one row each, columns ``arrival_s``,
+        ``input_tokens``, ``output_tokens``, ``ttft_ms``, ``e2e_ms``, ``tpot_ms``,
+        ``first_token_s``, ``finish_s`` (copies: the frame may be edited)."""
+        import pandas as pd
+        return pd.DataFrame({name: np.array(getattr(self, name))
+                             for name in _REQUEST_COLUMNS})

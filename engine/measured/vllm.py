@@ -67,8 +67,8 @@ def read_vllm_bench(text) -> VllmBenchResult:
 
     ``text``: the file's text (``str``, or ``bytes`` as UTF-8), never a path.  Needs
     completed, request_throughput, mean/p99 TTFT and TPOT and the token totals;
-    everything else is optional.  Unreadable input: ``ValueError`` naming the line and
-    the key.
+    everything else is optional (``date`` is kept as the file's string, else None).
+    Unreadable input: ``ValueError`` naming the line and the key.
 
     >>> r = read_vllm_bench('{"completed": 6, "request_throughput": 0.5, "mean_ttft_ms": 90,'
     ...                     ' "p99_ttft_ms": 120, "mean_tpot_ms": 17, "p99_tpot_ms": 18,'
@@ -96,6 +96,7 @@ def read_vllm_bench(text) -> VllmBenchResult:
     prompts = f.number("num_prompts", whole=True)
     percentiles = {k: f.number(k) for k in data if _METRIC.fullmatch(k)}
     model = data.get("model_id")
+    date = data.get("date")
     notes = []
     n = got["completed"]
     if prompts is not None and n < prompts:
@@ -121,4 +122,4 @@ def read_vllm_bench(text) -> VllmBenchResult:
         output_throughput_per_s=f.number("output_throughput"),
         model_id=model if isinstance(model, str) else None,
         percentiles_ms={k: v for k, v in percentiles.items() if v is not None},
-        notes=tuple(notes))
+        notes=tuple(notes), date=date if isinstance(date, str) else None)

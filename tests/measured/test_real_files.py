@@ -29,8 +29,12 @@ VLLM_DIR = "vllm_bench_rtx4090_qwen2.5-7b/"
 VLLM_FILES = tuple(VLLM_DIR + f"p1_bf16_{n}_c{c}.json" for n, c in (
     (4096, 1), (4096, 4), (4096, 8), (16384, 1), (16384, 4), (16384, 8),
     (32768, 1), (32768, 4), (32768, 8), (63488, 1), (63488, 4)))
+DISTSERVE_RUNS = tuple(f"distserve_opt13b_a100/{n}" for n in (
+    "vllm-100-1.exp", "vllm-150-1.5.exp", "vllm-300-3.exp", "distserve-c21d11-300-3.exp"))
+DISTSERVE_PROFILES = tuple(f"distserve_opt13b_a100/profiler-a100-80g.{n}.json"
+                           for n in ("vllm", "distserve"))
 NAMED = {*DLE_BATCH_FILES, *TRITON_OFFLINE_FILES, ONLINE, MA_INFERENCE, MA_GPU, *AZURE,
-         SPLITWISE, *VLLM_FILES}
+         SPLITWISE, *VLLM_FILES, *DISTSERVE_RUNS, *DISTSERVE_PROFILES}
 
 
 def rows(name: str) -> list:
@@ -238,3 +242,24 @@ def test_real_file_skips_or_fails_when_absent(tmp_path, monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="not copied"):
         real_data.real_file("nothing.csv")
     assert Path(real_data.ROOT / "tests" / "real_data.py").is_file()
+
+
+@pytest.mark.parametrize("name", DISTSERVE_RUNS)
+def test_distserve_request_by_request_runs(name):
+    """Each run reads whole (its summary's request count, every request's TTFT against
+    its timestamps); the checks in depth: tests/measured/test_request_records.py."""
+    records = measured.read_request_records(real_file(name))
+    assert records.n_requests == int(records.summary["num_requests"])
+    assert np.allclose(records.first_token_s - records.arrival_s, records.ttft_ms / 1e3)
+
+
+@pytest.mark.parametrize("name", DISTSERVE_PROFILES)
+def test_distserve_step_profiles(name):
+    """DistServe's fitted step times read as a step cost, the prefill triple exactly (the
+    sources in depth: tests/llm_serving/test_sources.py)."""
+    from engine.llm_serving import step_cost_from_distserve
+
+    raw = json.loads(real_file(name))["facebook/opt-13b"]["1"]["prefill"]
+    fit = step_cost_from_distserve(real_file(name), "facebook/opt-13b", 1)
+    assert (fit.cost.prefill_base_ms, fit.cost.prefill_ms_per_token,
+            fit.cost.prefill_ms_per_token_sq) == pytest.approx(raw, rel=1e-12)
