@@ -82,6 +82,29 @@ def _take_free(need, blk, table, entries, pool):
 
 
 @compiled
+def _enter(r, upto, blk, fref, n_pre, bs, pstream, ptok, table, entries, pool):
+    """Enter request r's full blocks up to token ``upto`` (what it will have computed by
+    the step's end) in the prefix cache when it is scheduled, as vLLM V1 does: a request
+    admitted later in the same step finds them.  A block already cached (computed twice)
+    is shared and r's copy is free; r's own tokens are entered only once it has been
+    preempted (nobody else can find them)."""
+    nf = upto // bs
+    j = fref[r]
+    while j < nf:
+        if n_pre[r] == 0 and not (pstream[r] >= 0 and (j + 1) * bs <= ptok[r]):
+            break
+        k = _key(r, j, bs, pstream, ptok)
+        e = bc.find(table, entries, k)
+        if e != bc.NONE:
+            bc.hold(entries, blk, e)
+            blk[B_FREE] += 1
+        elif bc.add(table, entries, pool, blk, k, 1) == bc.NONE:
+            break               # no row left (unbounded cache): stays private
+        j += 1
+    fref[r] = j
+
+
+@compiled
 def _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs, pstream, ptok,
               prefix, table, entries, pool):
     """Make room for ``need`` more blocks of running request r by preempting the most
@@ -182,6 +205,10 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                     if out:
                         break
                 held[r] += need
+                if prefix and (fref[r] + 1) * bs <= c[r] + tk and (n_pre[r] > 0 or (
+                        pstream[r] >= 0 and (fref[r] + 1) * bs <= ptok[r])):
+                    _enter(r, c[r] + tk, blk, fref, n_pre, bs, pstream, ptok, table, entries,
+                           pool)
                 sched[ns] = r
                 take[ns] = tk
                 ns += 1
@@ -225,6 +252,10 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                 c[r] = hit * bs
                 held[r] = hit + need
                 fref[r] = hit
+                if prefix and (fref[r] + 1) * bs <= c[r] + tk and (n_pre[r] > 0 or (
+                        pstream[r] >= 0 and (fref[r] + 1) * bs <= ptok[r])):
+                    _enter(r, c[r] + tk, blk, fref, n_pre, bs, pstream, ptok, table, entries,
+                           pool)
                 run[nrun] = r
                 nrun += 1
                 sched[ns] = r
@@ -244,6 +275,10 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                     if out:
                         break
                 held[r] += need
+                if prefix and (fref[r] + 1) * bs <= c[r] + 1 and (n_pre[r] > 0 or (
+                        pstream[r] >= 0 and (fref[r] + 1) * bs <= ptok[r])):
+                    _enter(r, c[r] + 1, blk, fref, n_pre, bs, pstream, ptok, table, entries,
+                           pool)
                 sched[ns] = r
                 take[ns] = l[r] + g[r] - c[r]
                 ns += 1
@@ -288,26 +323,11 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
         stats[S_BUSY_MS] += dt
         stats[S_STEPS] += 1.0
         t += dt
-        # ---- the step's end: tokens out, full blocks into the cache, finished ones leave
+        # ---- the step's end: tokens out, finished ones leave
         any_done = False
         for m in range(ns):
             r = sched[m]
             c[r] += take[m]
-            if prefix:
-                nf = c[r] // bs
-                j = fref[r]
-                while j < nf:
-                    if n_pre[r] == 0 and not (pstream[r] >= 0 and (j + 1) * bs <= ptok[r]):
-                        break           # its own tokens: entered only if it is preempted
-                    k = _key(r, j, bs, pstream, ptok)
-                    e = bc.find(table, entries, k)
-                    if e != bc.NONE:    # computed twice: share the cached copy
-                        bc.hold(entries, blk, e)
-                        blk[B_FREE] += 1
-                    elif bc.add(table, entries, pool, blk, k, 1) == bc.NONE:
-                        break           # no row left (unbounded cache): stays private
-                    j += 1
-                fref[r] = j
             if c[r] == l[r] + g[r]:
                 g[r] += 1
                 if g[r] == 1:

@@ -19,7 +19,7 @@ RTOL = 1e-9
 # When a full block enters the prefix cache: at the end of the step that computes it
 # (the doc's "two requests computed it at once", and the kernel), not when that step
 # is scheduled (vLLM V1); see test_same_step_prefix_hit_as_vllm_v1.
-CACHE_WHEN = "end"
+CACHE_WHEN = "schedule"
 
 
 def reference_serve(*args, **kwargs):
@@ -119,13 +119,11 @@ def test_prefix_hit_of_a_shared_system_prompt():
                                       prefix_stream=0, prefix_tokens=40))
 
 
-@pytest.mark.xfail(strict=True, reason="the doc (and kernel) cache a block at the end of "
-                   "the step that fills it; vLLM V1 at scheduling")
 def test_same_step_prefix_hit_as_vllm_v1():
     """Two 48-token prompts sharing a 32-token system prompt (blocks of 16) admitted in
     one step: vLLM V1 registers the first's two full prefix blocks when it schedules
     it, so the second finds them (cached_tokens 32) and computes 16 tokens, not 48.
-    Written as vLLM V1 behaves; it fails while the doc's end-of-step reading holds."""
+    The simulator enters blocks when it schedules them, as vLLM V1 does."""
     cost = StepCost(base_ms=1.0, prefill_ms_per_token=0.01)
     sched = Scheduler(block_size=16)
     args = (cost, sched, [0.0, 0.0], [48, 48], [2, 2])
