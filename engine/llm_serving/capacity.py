@@ -189,29 +189,39 @@ def _seat_chain(lam_per_ms, cost, m, seats):
     return p, waiting / lam_per_ms, np.concatenate([[cost.base_ms], step])
 
 
-def _approximate_one(lam_per_ms, cost, m, limit, scv_output, chunks):
+def _approximate_one(lam_per_ms, cost, m, limit, scv_output, work, whole_prompts):
+    """(TTFT, TPOT, e2e, mean running) at λ (per ms).  ``work``: (E[w], E[w²]) of one
+    prompt's compute, w = a·l + a₂·l² (ms)."""
     own_decode = cost.decode_ms_per_seq + cost.context_ms_per_token * (
         m.context_sum / max(m.mean_output - 1, 1e-9))
-    prompt_own = (cost.prefill_ms_per_token * m.mean_input
-                  + cost.prefill_ms_per_token_sq * m.mean_input_sq)
+    m1, m2 = work
     if lam_per_ms <= 0:
-        ttft = cost.frontend_ms + chunks * cost.prefill_base_ms + prompt_own
+        ttft = cost.frontend_ms + cost.prefill_base_ms + m1
         tpot = cost.base_ms + own_decode
         return ttft, tpot, ttft + (m.mean_output - 1) * tpot, 0.0
     p, wait, step = _seat_chain(lam_per_ms, cost, m, limit.seats)
     k = np.arange(p.size, dtype=float)
     running = float(k @ p) + (1.0 - p.sum()) * (p.size - 1)
-    # a request arriving sees the chain's state (Poisson arrivals see time averages)
-    busy = 1.0 - p[0]
-    seen_step = float(p @ step)                          # the step in progress (0 if idle)
-    residual = busy * float(p[1:] @ step[1:] ** 2) / max(float(p[1:] @ step[1:]), 1e-300) / 2
     # a decoding request sees k running, itself included: weight states by k
     tpot = float((k * p) @ step) / max(float(k @ p), 1e-300) + own_decode - (
-        own_decode + prompt_own) / m.mean_output
+        own_decode + m1) / m.mean_output
     wait *= (1.0 + scv_output) / 2.0                     # seat times are not exponential
-    ttft = (cost.frontend_ms + residual + wait + chunks * max(seen_step, cost.base_ms)
-            + prompt_own)
-    del seen_step
+    # TTFT: prompts arriving during a step are computed in the next one (gated), so a
+    # step is s' = A + W(s): A the decoding part, W the prompt work that arrived in s
+    busy = 1.0 - p[0]
+    decode_part = cost.base_ms + k * (cost.decode_ms_per_seq * (m.mean_output - 1)
+                                      + cost.context_ms_per_token * m.context_sum) / m.mean_output
+    a = float(p[1:] @ decode_part[1:]) / max(busy, 1e-300)
+    rho = lam_per_ms * m1
+    if rho >= 1:
+        return math.inf, tpot, math.inf, running
+    if whole_prompts:                                    # a prompt step of its own
+        a += cost.prefill_base_ms * -math.expm1(-lam_per_ms * a / (1 - rho))
+    mean_s = a / (1 - rho)
+    mean_s2 = (a * a + 2 * a * rho * mean_s + lam_per_ms * m2 * mean_s) / (1 - rho * rho)
+    in_step = mean_s2 / (2 * mean_s) + a + rho * mean_s2 / mean_s + m1
+    alone = cost.prefill_base_ms + m1
+    ttft = cost.frontend_ms + wait + busy * in_step + (1 - busy) * alone
     return ttft, tpot, ttft + (m.mean_output - 1) * tpot, running
 
 
@@ -233,12 +243,15 @@ def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, o
     limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
     m = workload_moments(input_tokens, output_tokens)
     scv = _output_scv(output_tokens)
-    chunks = max(1.0, math.ceil(m.mean_input / scheduler.max_num_batched_tokens))
+    values, probs = _law_or_values(input_tokens, "input_tokens")
+    w = cost.prefill_ms_per_token * values + cost.prefill_ms_per_token_sq * values ** 2
+    work = (float(probs @ w), float(probs @ w ** 2))
     out = np.full((4,) + lam.shape, np.inf)
     stable = lam < limit.rate_per_s * (1 - 1e-9)
     for idx in np.ndindex(lam.shape):
         if stable[idx]:
-            res = _approximate_one(lam[idx] / 1e3, cost, m, limit, scv, chunks)
+            res = _approximate_one(lam[idx] / 1e3, cost, m, limit, scv, work,
+                                   not scheduler.chunked_prefill)
             for k in range(4):
                 out[(k,) + idx] = res[k]
     ro = []
