@@ -21,6 +21,8 @@ def run() -> None:
                 icon=":material/content_cut:", url_path="llm-token-limits"),
         st.Page("app_pages/llm_batching/page.py", title="LLM batching strategies",
                 icon=":material/stacks:", url_path="llm-batching"),
+        st.Page("app_pages/llm_serving/page.py", title="LLM serving",
+                icon=":material/dynamic_feed:", url_path="llm-serving"),
         st.Page("app_pages/pipeline/page.py", title="CPU-GPU pipeline",
                 icon=":material/account_tree:", url_path="cpu-gpu-pipeline"),
         st.Page("app_pages/sla/page.py", title="Autoscaling for a latency SLA",

@@ -39,6 +39,16 @@ example("app_pages/llm_batching/page.py", "LLM batching strategies", ":material/
         "one stops keeping up",
         {"lam_max": "0.3", "lam": "0.08", "view": "Best strategy"})
 
+example("app_pages/llm_serving/page.py", "LLM serving", ":material/dynamic_feed:",
+        "How long until the first token, how fast the next ones follow, and up to what load "
+        "does one vLLM-style server (continuous batching, chunked prefill, a paged KV cache) "
+        "keep a latency target? Where does the KV cache run out?",
+        "Example: Llama-2 70B on four H100s, Azure conversation traffic: the largest load "
+        "at which 90 % of requests get their first token within 1 s and the next ones "
+        "every 100 ms",
+        {"preset": "splitwise_h100_llama2_70b_tp4", "rate": "2", "ttft_slo_ms": "1000",
+         "tpot_slo_ms": "100", "slo_pct": "90"})
+
 example("app_pages/pipeline/page.py", "CPU-GPU pipeline", ":material/account_tree:",
         "Where does a CPU → GPU memory → compute pipeline saturate, and why? How much do the "
         "stages hold each other up, and what would a bigger buffer or more units buy?",

@@ -11,6 +11,7 @@ SCRIPTS = {
     "gpu_batching": "app_pages/batching/page.py",
     "llm_token_limits": "app_pages/token_limit/page.py",
     "llm_batching": "app_pages/llm_batching/page.py",
+    "llm_serving": "app_pages/llm_serving/page.py",
     "cpu_gpu_pipeline": "app_pages/pipeline/page.py",
     "autoscaling_sla": "app_pages/sla/page.py",
     "capacity_planner": "app_pages/planner/page.py",

@@ -22,6 +22,7 @@ PAGES = [
              "log_mean"),
     PageSpec("llm_batching", "llm-batching", "LLM batching strategies",
              "log-mean μ (log tokens)", "log_mean"),
+    PageSpec("llm_serving", "llm-serving", "LLM serving", "Load (requests/s)", "rate"),
     PageSpec("cpu_gpu_pipeline", "cpu-gpu-pipeline", "CPU-GPU pipeline",
              "K: jobs the GPU memory holds", "K", view="Throughput & latency"),
     PageSpec("autoscaling_sla", "autoscaling-sla", "Autoscaling for a latency SLA",

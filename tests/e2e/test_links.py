@@ -39,6 +39,7 @@ KEPT = {      # link, the input that moves the range (its key), its new value, t
     "autoscaling": ("/autoscaling-sla?simulate=false&n=20", "lam", 1000, "n", 20),
     "llm_batching": ("/llm-batching?lam=0.2", "lam_max", 0.5, "lam", 0.2),
     "token_limits": ("/llm-token-limits?limit=2000", "n_hi", 5000, "limit", 2000),
+    "llm_serving": ("/llm-serving?rate=2", "kv_cache_tokens", 200000, "rate", 2.0),
 }
 
 

@@ -39,7 +39,7 @@ from ui.export import figure_csv, figure_html, report_html
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text, neutralise_cell, to_safe_csv
 
 ROOT = pagetest.ROOT
-PAGES = ("gpu_batching", "llm_token_limits", "llm_batching", "cpu_gpu_pipeline",
+PAGES = ("gpu_batching", "llm_token_limits", "llm_batching", "llm_serving", "cpu_gpu_pipeline",
          "autoscaling_sla", "capacity_planner")
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -9,7 +9,8 @@ MODELS = sorted(p.parent.name for p in (ROOT / "app_pages").glob("*/page.py"))
 
 
 def test_every_page_package_has_its_model_document():
-    assert MODELS == ["batching", "llm_batching", "pipeline", "planner", "sla", "token_limit"]
+    assert MODELS == ["batching", "llm_batching", "llm_serving", "pipeline", "planner", "sla",
+                      "token_limit"]
     for model in MODELS:
         assert (ROOT / "docs" / "models" / f"{model}.md").is_file(), model
         assert (ROOT / "engine" / model / "__init__.py").is_file(), model

@@ -145,7 +145,8 @@ def test_token_limit_survives_a_change_of_the_n_max_range():
 def test_every_home_example_is_a_valid_link_to_its_page():
     at = AppTest.from_file(str(pagetest.ROOT / "app.py"), default_timeout=60).run()
     by_url = {"gpu-batching": "batching", "llm-token-limits": "token_limit",
-              "llm-batching": "llm_batching", "cpu-gpu-pipeline": "pipeline",
+              "llm-batching": "llm_batching", "llm-serving": "llm_serving",
+              "cpu-gpu-pipeline": "pipeline",
               "autoscaling-sla": "sla", "capacity-planner": "planner"}
     examples = [e.proto for e in at.get("page_link") if e.proto.query_string]
     assert sorted(p.page.strip("/") for p in examples) == sorted(by_url)
