@@ -56,7 +56,8 @@ def fit_from_texts(kind: str, texts: list, **args) -> ls.StepCostFit:
     return _fit(kind, digests, tuple(sorted(args.items())), texts)
 
 
-def _apply(values: dict) -> None:
+def apply_cost(values: dict) -> None:
+    """Copy step-cost numbers into their inputs (a button's callback)."""
     for key, value in values.items():
         st.session_state[key] = value
 
@@ -107,5 +108,5 @@ def draw(budget_tokens: int) -> None:
         return
     st.caption(share.inert(_describe(fit)))
     values = {k: float(getattr(fit.cost, k)) for k in COST_KEYS}
-    st.button("Use these numbers", key="cost_apply", on_click=_apply, args=(values,),
+    st.button("Use these numbers", key="cost_apply", on_click=apply_cost, args=(values,),
               icon=":material/input:", help=share.inert(fit.cost.formula()))

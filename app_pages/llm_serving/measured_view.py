@@ -29,6 +29,7 @@ from ui.memo import memo, with_spinner
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text
 
 from . import figures as figs
+from .cost_input import COST_KEYS, apply_cost
 
 KINDS = {"records": "a run request by request (replayed with the settings on this page)",
          "vllm_bench": "vllm bench serve --save-result summaries (several concurrencies)"}
@@ -47,6 +48,25 @@ def _digest(text: str) -> str:
 def replay_table(digest: str, cost, scheduler, _text) -> pd.DataFrame:
     """Measured against predicted TTFT, TPOT, e2e of the run in ``_text``."""
     return ls.compare_replay(read_request_records(_text), cost, scheduler)
+
+
+@memo(8)
+@long_running
+def calibration(digest: str, cost, scheduler, _text) -> ls.Calibration:
+    """The serving overhead fitted to the run in ``_text`` (a low-load run)."""
+    return ls.calibrate_step_cost(cost, read_request_records(_text), scheduler)
+
+
+def kv_note(table: pd.DataFrame) -> str:
+    """What a replay whose KV cache filled says about its TTFT tail ("" otherwise)."""
+    peak = table.attrs.get("kv_peak_fraction")
+    if peak is None or peak < 0.95:
+        return ""
+    return (f" The KV cache filled in the replay (peak {peak:.0%}; "
+            f"{table.attrs.get('preempted_fraction', 0):.1%} of requests preempted): near "
+            "there the TTFT tail hangs on the KV block count (kv_cache_tokens in the "
+            "sidebar; a few % fewer blocks can multiply the p90), so compare with the "
+            "block count the server logged.")
 
 
 @memo(8)
@@ -111,7 +131,38 @@ def _records(s) -> None:
           f"{table.attrs.get('n_requests', 0):,} requests of {up.name} replayed (their "
           f"send times, prompts and replies) with the step cost and scheduler in the "
           f"sidebar; prediction − measurement: median {np.nanmedian(err):.3g} %, at most "
-          f"{np.nanmax(err):.3g} % (error_pct = predicted / measured − 1).")
+          f"{np.nanmax(err):.3g} % (error_pct = predicted / measured − 1)." + kv_note(table))
+    _calibrate(s, text, up.name)
+
+
+def _calibrate(s, text: str, name: str) -> None:
+    """Fit the serving stack's overhead to this run (a low-load one) and offer it."""
+    st.markdown("**Calibrate on this run**")
+    st.caption("An offline step profile misses what the serving stack adds (HTTP server, "
+               "tokenizer, the scheduler's and sampler's work): fit that overhead (per "
+               "step, per decoding request, a factor on prompt steps, the front end) to "
+               "this run, request by request. Use a low-load run: at high load queueing, "
+               "not overhead, explains the gap.")
+    if not st.toggle("Fit the overhead to this run", key="calibrate_on"):
+        return
+    try:
+        cal = with_spinner("Fitting the serving overhead…", calibration, _digest(text),
+                           s.cost, s.scheduler, text)
+    except ValueError as err:
+        st.error(f"Not calibrated: {err}", icon=":material/error:")
+        return
+    o = cal.overhead
+    st.caption(share.inert(
+        f"Fitted on {name} ({cal.n_requests:,} requests): {o['step_ms']:.3g} ms a step, "
+        f"{o['per_seq_ms']:.3g} ms per decoding request, prompt steps × "
+        f"{o['prompt_factor']:.3g}, front end {o['frontend_ms']:.3g} ms; per-request "
+        f"TTFT and TPOT error {cal.rms_log_error:.1%} (root mean square of the log "
+        f"ratio). Calibrated cost: {cal.cost.formula()}."))
+    values = {k: float(getattr(cal.cost, k)) for k in COST_KEYS}
+    st.button("Use the calibrated step cost", key="calibrate_apply", on_click=apply_cost,
+              args=(values,), icon=":material/input:",
+              help="Copies the calibrated numbers into the step-cost inputs (and the "
+                   "share link); then predict other loads of the same server.")
 
 
 def _bench(s) -> None:

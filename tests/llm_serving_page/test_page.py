@@ -213,6 +213,29 @@ def test_model_vs_measurement_of_distserves_vllm_run():
                for c in at.caption)
 
 
+def test_calibrating_on_a_low_load_run_fills_the_step_cost():
+    """DistServe's 1 request/s run: its offline profile replays it optimistic; the
+    overhead fitted to the run, applied, predicts it within 25 % (the engine's
+    calibration checked in depth in tests/llm_serving/test_real_runs.py)."""
+    from tests.real_data import real_file
+    text = real_file("distserve_opt13b_a100/vllm-100-1.exp")
+    at = open_page({"view": "Model vs measurement", "preset": "distserve_vllm_a100_opt_13b"})
+    at.file_uploader(key="measured_records_upload").set_value(
+        ("vllm-100-1.exp", text.encode(), "text/plain")).run()
+    before = at.dataframe[-1].value
+    tpot = before[(before["metric"] == "TPOT") & (before["statistic"] == "p50")]
+    assert tpot["error_pct"].iloc[0] < -15                       # the profile alone
+    at.toggle(key="calibrate_on").set_value(True).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Fitted on vllm-100-1.exp" in c.value.replace("\\", "") for c in at.caption)
+    base = at.session_state["base_ms"]
+    at.button(key="calibrate_apply").click().run()
+    assert at.session_state["base_ms"] > base                    # a step's overhead added
+    assert float(pagetest.link(at)["base_ms"]) == pytest.approx(at.session_state["base_ms"])
+    after = at.dataframe[-1].value
+    assert np.abs(after["error_pct"].to_numpy(float)).max() < 25
+
+
 def test_a_tighter_target_gives_a_lower_load():
     loose = open_page({"ttft_slo_ms": "2000", "tpot_slo_ms": "150"})
     tight = open_page({"ttft_slo_ms": "500", "tpot_slo_ms": "50"})
