@@ -83,7 +83,7 @@ def check_fits(scheduler: Scheduler, l: np.ndarray, o: np.ndarray) -> None:
                 f"chunked prefill: it can never be scheduled")
 
 
-def _prefixes(prefix_stream, prefix_tokens, l, n):
+def _prefixes(prefix_stream, prefix_tokens, l, o, n):
     if prefix_stream is None and prefix_tokens is None:
         return np.full(n, -1, np.int64), np.zeros(n, np.int64)
     if prefix_stream is None or prefix_tokens is None:
@@ -101,7 +101,7 @@ def _prefixes(prefix_stream, prefix_tokens, l, n):
         raise ValueError("prefix_stream must be whole numbers in [-1, 2**20) (-1: none)")
     if not (np.all(np.isfinite(p)) and np.all(p == np.round(p)) and np.all(p >= 0)):
         raise ValueError("prefix_tokens must be whole numbers ≥ 0")
-    p = np.minimum(p, l).astype(np.int64)
+    p = np.minimum(p, l + o - 1).astype(np.int64)
     s = s.astype(np.int64)
     return s, p
 
@@ -121,7 +121,10 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
     summaries (default 0 for a replay and a closed loop, 10 % otherwise).
     ``prefix_stream``/``prefix_tokens`` (one per request or one for all): request i's
     first ``prefix_tokens[i]`` prompt tokens are the first tokens of token stream
-    ``prefix_stream[i]`` (−1: shares none; a system prompt of S tokens: stream 0, S).
+    ``prefix_stream[i]`` (−1: shares none; a system prompt of S tokens: stream 0, S; the
+    same prompt sent again: the same stream, its length).  ``prefix_tokens`` may run past
+    the prompt into the reply (at most prompt + reply − 1): a chat turn whose reply the
+    conversation's next turn repeats in its prompt (stream = the conversation).
     ``timeline_steps``: keep the first that many steps as ``result.timeline``.
     ``warm_prefix_cache``: the ``prefix_cache`` a previous run on the same server left
     (its shared-stream blocks; streams are the same numbers across runs), so a set of
@@ -165,7 +168,7 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
     l = request_lengths(input_tokens, n, rng, "input_tokens")
     o = request_lengths(output_tokens, n, rng, "output_tokens")
     check_fits(scheduler, l, o)
-    stream, shared = _prefixes(prefix_stream, prefix_tokens, l, n)
+    stream, shared = _prefixes(prefix_stream, prefix_tokens, l, o, n)
     if warmup_requests is None:
         w = 0 if (closed or replayed) else n // 10
     else:

@@ -52,7 +52,7 @@ class Request:
     prompt: int                    # l
     output: int                    # o
     stream: int                    # prefix stream (-1: none)
-    shared: int                    # leading prompt tokens from the stream
+    shared: int                    # leading tokens from the stream (past the prompt: the reply continues it)
     send_ms: float = 0.0
     visible_ms: float = 0.0
     generated: int = 0             # g
@@ -424,7 +424,7 @@ def reference_serve(cost, scheduler, arrival_s, input_tokens, output_tokens, *,
         streams, shared = [-1] * n, [0] * n
     else:
         streams = [int(x) for x in np.broadcast_to(np.asarray(prefix_stream), (n,))]
-        shared = [min(int(x), l[i])
+        shared = [min(int(x), l[i] + o[i] - 1)
                   for i, x in enumerate(np.broadcast_to(np.asarray(prefix_tokens), (n,)))]
     requests = [Request(i, l[i], o[i], streams[i], shared[i]) for i in range(n)]
     closed = concurrency is not None

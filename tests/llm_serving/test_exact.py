@@ -208,3 +208,18 @@ def test_step_ms_broadcasts_like_a_ufunc():
     assert got[0, 0] == 0.0
     assert got[1, 0] == pytest.approx(12.0 + 0.04 * 100 + 2e-6 * 1e4)
     assert got[0, 1] == pytest.approx(8.0 + 0.25 * 3 + 1e-4 * 1500)
+
+
+def test_a_chat_turn_finds_the_last_turn_and_its_reply_cached():
+    """Turn 2 of a conversation repeats turn 1's prompt and reply (100 + 50 tokens) and
+    adds 60: with the reply in the conversation's stream (prefix_tokens past the
+    prompt), turn 2 finds ⌊149/16⌋ = 9 blocks cached; with the prompt alone shared, 6."""
+    sched = Scheduler(max_num_seqs=4, max_num_batched_tokens=4096)
+    turn = dict(input_tokens=[100, 210], output_tokens=[50, 5], concurrency=1,
+                return_records=True, prefix_stream=0)
+    chat = simulate_serving(COST, sched, prefix_tokens=[150, 210], **turn)
+    prompt_only = simulate_serving(COST, sched, prefix_tokens=[100, 210], **turn)
+    assert chat.records.cached_tokens.tolist() == [0, 144]
+    assert prompt_only.records.cached_tokens.tolist() == [0, 96]
+    assert chat.records.ttft_ms[1] == pytest.approx(
+        COST.frontend_ms + float(COST.step_ms(66, 66 * 210, 0, 0)), rel=1e-12)
