@@ -29,7 +29,16 @@ B_TOP = 512                                                    # batch sizes of 
 CHAINS = ("dynamic", "capped")                                 # strategies with an exact chain
 STRATEGIES = ("dynamic", "capped", "fixed", "elastic", "continuous")
 LABELS = {"dynamic": "dynamic", "capped": "capped dynamic (b_max)", "fixed": "fixed b",
-          "elastic": "elastic", "continuous": "continuous (KV cache)"}
+          "elastic": "elastic", "continuous": "continuous (vLLM scheduler, whole prompts)"}
+# continuous batching runs on the LLM serving simulator (engine.llm_batching.sim): said in
+# words wherever the page explains it
+CONTINUOUS_HOW = ("continuous batching (iteration-level) runs on the LLM serving simulator: "
+                  "vLLM's scheduler without chunked prefill (whole prompts in prompt-only "
+                  "steps), no token budget, the sidebar's KV cache in blocks of 1 token (a request "
+                  "is admitted when its prompt fits; the newest is preempted when the replies "
+                  "outgrow the cache), no prefix cache; a prompt step of j joining requests "
+                  "takes k1·j + k2 s, a decode step of R running requests k3·R + k4 s, and a "
+                  "reply of n tokens is 1 prompt step (its first token) and n − 1 decode steps")
 
 
 @memo(CACHE_SIZE)

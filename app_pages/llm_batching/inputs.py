@@ -155,8 +155,16 @@ def sidebar() -> Scenario:
         st.divider()
         share.number_input(B, "Fixed batch size b")
         share.number_input(B_MAX, "Batch-size cap b_max (capped dynamic)")
-        share.number_input(KV, "KV cache (tokens, continuous)", step=1000.0)
-        share.number_input(PROMPT, "Prompt tokens per request", step=64.0)
+        share.number_input(KV, "KV cache (tokens, continuous)", step=1000.0,
+                           help="The KV cache of continuous batching, which runs on the LLM "
+                                "serving simulator (vLLM's scheduler without chunked prefill, "
+                                "whole prompts, no token budget): a request is admitted when "
+                                "its prompt fits; the newest is preempted and recomputed when "
+                                "the replies outgrow the cache.")
+        share.number_input(PROMPT, "Prompt tokens per request", step=64.0,
+                           help="Tokens each request holds in the KV cache before its reply "
+                                "(continuous batching; 0 counts as 1). The prompt step's time "
+                                "is k1 per request whatever its length.")
         prompt_buttons()
         with st.expander("Simulation"):
             st.toggle("Simulate every strategy", key="simulate",

@@ -1,5 +1,6 @@
 """LLM batching strategies (Yang et al. §IV-V): dynamic, capped, fixed, elastic, continuous."""
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from app_pages.llm_batching import answer, data, inputs, views
 from ui import compare, share
@@ -10,8 +11,20 @@ from ui.panel import action_row, formulas_panel, results_table
 CHAIN_NOTE = ("How each curve is known: fixed batching exactly (the paper's M/D^b/1 model with "
               "the mean batch time H(b, E[L_b])); dynamic batching by its exact departure chain "
               "up to 80 % (no cap) and 90 % (capped) of capacity, while it needs at most {} / {} "
-              "states; elastic and continuous batching only by simulation. Where a curve ends, "
-              "the chart says why.")
+              "states; elastic and continuous batching only by simulation: "
+              + data.CONTINUOUS_HOW + ". Where a curve ends, the chart says why.")
+SERVING_PAGE = "app_pages/llm_serving/page.py"
+
+
+def serving_link() -> None:
+    """Where continuous batching's simulator has a page of its own: a link to it (a page
+    run on its own, outside the app's navigation, names it instead)."""
+    label = ("LLM serving: the simulator continuous batching runs on, with chunked prefill, "
+             "prefix caching, TTFT and TPOT")
+    try:
+        st.page_link(SERVING_PAGE, label=label, icon=":material/dynamic_feed:")
+    except StreamlitPageNotFoundError:
+        st.caption(f"See the LLM serving page ({label}).")
 
 
 def run():
@@ -60,6 +73,8 @@ def run():
         if view == views.LATENCY:
             st.caption(CHAIN_NOTE.format(data.chain_states(None), data.chain_states(s.b_max))
                        + f" Arrivals: {s.arrivals_words}.")
+    if view in (views.LATENCY, views.FORMULAS_VIEW):
+        serving_link()
     share.publish(inputs.FIELDS)
 
 

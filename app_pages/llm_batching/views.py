@@ -38,6 +38,11 @@ FORMULAS = [
     ("\\phi_0 = \\frac{\\lambda(\\alpha+\\beta)^2}{2(1-\\rho^2)},\\quad "
      "\\phi_1 = \\frac{\\lambda\\alpha\\beta+\\lambda\\alpha^2+\\beta}{2(1-\\rho^2)}",
      "eq 16 as printed: bounds the wait before the batch starts, not wait + processing"),
+    ("t_{\\text{prompt}}(j) = k_1 j + k_2,\\quad t_{\\text{decode}}(R) = k_3 R + k_4",
+     "continuous batching (iteration-level), run on the LLM serving simulator (vLLM's "
+     "scheduler without chunked prefill: whole prompts, no token budget): a prompt step of "
+     "j joining requests emits their first tokens, a decode step of R running requests one "
+     "token each; a reply of n tokens takes 1 prompt step and n − 1 decode steps"),
     ("\\lambda_{\\max}^{\\text{elastic}} = \\frac{1}{k_1 + k_3 E[N]},\\quad "
      "\\lambda_{\\max}^{\\text{cont.}} \\approx \\frac{1}{k_1+k_2+(k_3+k_4/m)E[N]}",
      "stability limits of elastic (uncapped) and continuous batching "

@@ -45,7 +45,10 @@ def ci95_half_width(group_sums: np.ndarray, counted: int) -> tuple[float, bool]:
 
 
 def t975(dof: int) -> float:
-    """Student-t 97.5 % quantile with ``dof`` degrees of freedom (cached)."""
+    """Student-t 97.5 % quantile with ``dof`` ≥ 1 degrees of freedom (cached);
+    ``ValueError`` naming ``dof`` otherwise."""
+    if isinstance(dof, bool) or not isinstance(dof, (int, np.integer)) or dof < 1:
+        raise ValueError(f"dof must be a whole number of degrees of freedom >= 1, got {dof!r}")
     return _t975(int(dof))
 
 

@@ -13,7 +13,8 @@ Poisson process (per second) with i.i.d. output token counts from a law on
 * ``curves``       E[L_b], μ[b] over batch sizes; fixed curves and the bound over loads
 * ``coverage``     which strategy is stable where and how its latency is known there
 * ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C)
-* ``sim``          the discrete-event simulator (dynamic, fixed, elastic, continuous)
+* ``sim``          the discrete-event simulator (dynamic, fixed, elastic; continuous on
+                   ``engine.llm_serving``'s step-by-step simulator)
 
 The model, its derivations and the paper's errata: docs/models/llm_batching.md.
 """

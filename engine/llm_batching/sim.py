@@ -4,7 +4,9 @@ One GPU, FIFO queue, Poisson arrivals (or any process or trace, ``arrivals``), i
 output token counts drawn by inversion (the same ``seed`` gives every strategy the same
 arrivals and tokens);
 batch times from eq 18.  Strategies: dynamic, fixed, elastic (eq 26) and
-continuous (iteration-level) batching; the rules are in
+continuous (iteration-level) batching, which runs on the LLM serving simulator
+(``engine.llm_serving.simulate_serving``: vLLM's scheduler without chunked prefill,
+``continuous_serving`` maps eq 18 onto its step cost); the rules are in
 docs/models/llm_batching.md.  Times in seconds.
 """
 from __future__ import annotations
@@ -14,14 +16,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
-from ..core.domains import (LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, N_JOBS,
-                            WARMUP, check_b_max)
+from ..core.domains import (KV_CACHE_TOKENS, LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY,
+                            LLM_PROMPT_TOKENS, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, N_JOBS,
+                            SERVING_TOKENS, WARMUP, check_b_max)
 from ..core.jit import BACKEND, choose, compiled
 from ..core.stats import N_GROUPS, PERCENTILES, ci95_half_width, percentiles
+from ..llm_serving.cost import StepCost
+from ..llm_serving.scheduler import Scheduler
+from ..llm_serving.sim import simulate_serving
 from .batch_times import check_dist, check_k, mean_batch_time
 from .stability import STRATEGIES
 
-__all__ = ["BACKEND", "STRATEGIES", "LLMSimRecords", "LLMSimResult", "simulate"]
+__all__ = ["BACKEND", "STRATEGIES", "LLMSimRecords", "LLMSimResult", "continuous_serving",
+           "simulate"]
+
+# continuous batching on the serving simulator: the largest values its scheduler takes
+MAX_SEQS = int(MAX_NUM_SEQS.high)                 # b_max None (or larger): 10^6 running at once
+NO_TOKEN_BUDGET = int(MAX_BATCHED_TOKENS.high)    # 10^8 prompt tokens a step: no budget
+MAX_TOKENS = int(SERVING_TOKENS.high)             # 10^7 tokens a prompt or reply
+MAX_KV_TOKENS = KV_CACHE_TOKENS.high              # a larger KV cache never binds: unbounded
 
 _MODE = {"dynamic": 0, "fixed": 1, "elastic": 2}
 
@@ -77,73 +90,85 @@ def _batch_loop(arr, tok, mode, cap, k1, k2, k3, k4, htab, start, finish, b_star
     return i, nb
 
 
-def _continuous_loop(arr, tok, cap, kv_cap, prompt, k1, k2, k3, k4, start, finish, acc):
-    """Iteration-level batching as a fluid; ``acc`` gets (busy time, ∫R dt, decode time)."""
-    n = arr.size
-    run = np.empty(n, dtype=np.int64)
-    target = np.empty(n)
-    r_count = 0
-    qi = 0
-    t = 0.0
-    g = 0.0                    # tokens decoded by every running request so far
-    kv = 0.0
-    busy = 0.0
-    area = 0.0
-    decode = 0.0
-    while qi < n or r_count > 0:
-        m = 0                  # requests whose tokens are all decoded leave now
-        while m < r_count:
-            if target[m] <= g:
-                job = run[m]
-                finish[job] = t
-                kv -= prompt + tok[job]
-                r_count -= 1
-                run[m] = run[r_count]
-                target[m] = target[r_count]
-            else:
-                m += 1
-        if r_count == 0:
-            if qi >= n:
-                break
-            t = max(t, arr[qi])
-        joined = 0
-        while qi < n and arr[qi] <= t and r_count < cap and (
-                kv + prompt + tok[qi] <= kv_cap or r_count == 0):
-            start[qi] = t
-            run[r_count] = qi
-            target[r_count] = g + tok[qi]
-            kv += prompt + tok[qi]
-            r_count += 1
-            joined += 1
-            qi += 1
-        if joined > 0:         # a prefill iteration: the joiners get their first token
-            step = k1 * joined + k2
-            t += step
-            busy += step
-            continue
-        per_token = k3 * r_count + k4
-        g_min = target[0]
-        for m in range(1, r_count):
-            g_min = min(g_min, target[m])
-        dt = (g_min - g) * per_token
-        admissible = qi < n and arr[qi] > t and r_count < cap
-        if admissible and arr[qi] < t + dt:
-            dt = arr[qi] - t
-            g = g + dt / per_token if per_token > 0 else g_min
-            t = arr[qi]
-        else:
-            t += dt
-            g = g_min
-        busy += dt
-        area += r_count * dt
-        decode += dt
-    acc[0] = busy
-    acc[1] = area
-    acc[2] = decode
-
-
 _batch_loop_fast = compiled(_batch_loop)
-_continuous_loop_fast = compiled(_continuous_loop)
+
+
+def continuous_serving(k, tokens, b_max=None, kv_capacity_tokens=None, prompt_tokens=0.0):
+    """Continuous batching as the LLM serving simulator runs it: ``(cost, scheduler,
+    prompt, replies)`` for ``engine.llm_serving.simulate_serving`` (``StepCost``,
+    ``Scheduler``, the prompt tokens of every request, one reply count per drawn token
+    count of ``tokens``).
+
+    Eq 18's laws become the step cost: a prompt-only step of j joining requests takes
+    k1·j + k2 s (``prefill_base_ms`` = 1000·k2, ``prefill_ms_per_token`` = 1000·k1/l for
+    prompts of l tokens), a decode step of R running requests k3·R + k4 s (``base_ms`` =
+    1000·k4, ``decode_ms_per_seq`` = 1000·k3).  l = ``prompt_tokens`` rounded, at least 1
+    (a prompt of 0 tokens is modelled as 1).  The scheduler is vLLM's without chunked
+    prefill (whole prompts in prompt-only steps), no token budget (10^8 tokens a step),
+    ``max_num_seqs`` = ``b_max`` (10^6 when None or larger), the KV cache in blocks of
+    1 token (tokens counted exactly), no prefix cache, no watermark.  A reply of N drawn
+    tokens has max(1, ⌈N⌉) tokens (at most 10^7; vLLM's convention: the prompt step emits
+    the first, so 1 prompt step and ⌈N⌉ − 1 decode steps).  The KV cache is
+    ⌊``kv_capacity_tokens``⌋, raised where needed to the largest request's l + n − 1
+    tokens (vLLM refuses a request its whole cache cannot hold; the fluid model this
+    replaces ran it alone); None or above 10^10 tokens: unbounded.
+    """
+    k1, k2, k3, k4 = check_k(k)
+    cap = check_b_max(b_max)
+    if cap.ndim:
+        raise ValueError("b_max must be a single value to simulate")
+    kv = (np.inf if kv_capacity_tokens is None
+          else float(LLM_KV_CAPACITY.check(kv_capacity_tokens)))
+    p = float(LLM_PROMPT_TOKENS.check(prompt_tokens))
+    if p > MAX_TOKENS:
+        raise ValueError(f"prompt_tokens: continuous batching runs on the LLM serving "
+                         f"simulator, which takes prompts of at most {MAX_TOKENS:,} tokens, "
+                         f"got {p:g}")
+    prompt = max(1, int(round(p)))
+    n = np.asarray(tokens, dtype=float)
+    if n.ndim != 1 or not np.all(np.isfinite(n)) or np.any(n < 0):
+        raise ValueError("tokens: one finite count >= 0 per request")
+    replies = np.minimum(np.maximum(np.ceil(n), 1.0), MAX_TOKENS).astype(np.int64)
+    cost = StepCost(base_ms=1e3 * k4, prefill_base_ms=1e3 * k2,
+                    prefill_ms_per_token=1e3 * k1 / prompt, decode_ms_per_seq=1e3 * k3,
+                    label="Yang et al. eq 18: prompt step k1·j + k2, decode step k3·R + k4")
+    kv_tokens = None
+    if kv <= MAX_KV_TOKENS:
+        largest = prompt + int(replies.max(initial=1)) - 1
+        kv_tokens = max(int(np.floor(kv)), largest)
+    scheduler = Scheduler(max_num_seqs=MAX_SEQS if cap > MAX_SEQS else int(cap),
+                          max_num_batched_tokens=NO_TOKEN_BUDGET, kv_cache_tokens=kv_tokens,
+                          block_size=1, chunked_prefill=False, prefix_caching=False)
+    return cost, scheduler, prompt, replies
+
+
+def _continuous(arrivals, tokens, k, b_max, kv, prompt):
+    """Continuous batching on the serving simulator: (start, finish, busy time, ∫R dt,
+    prompt steps), seconds.  ``start``: the start of the request's first prompt step, its
+    first token's time less the step's k1·j + k2 (j: the requests whose first token came
+    out at that instant); exact unless a preempted request recomputed in the same step
+    (then later than the truth by that recomputation's share of the step)."""
+    k1, k2 = k[0], k[1]
+    cost, scheduler, l, o = continuous_serving(k, tokens, b_max, kv, prompt)
+    res = simulate_serving(cost, scheduler, input_tokens=l, output_tokens=o,
+                           arrival_s=arrivals, warmup_requests=0, return_records=True)
+    rec = res.records
+    first = np.asarray(rec.first_token_s, dtype=float)
+    _, group, joined = np.unique(first, return_inverse=True, return_counts=True)
+    # waits and sojourns on the serving simulator's own clock (ms / 1000, where first token
+    # ≥ send holds exactly), then from this run's arrivals: never negative by rounding
+    sent = np.asarray(rec.arrival_s, dtype=float)
+    ttft = first - sent
+    wait = np.minimum(np.maximum(ttft - (k1 * joined[group] + k2), 0.0), ttft)
+    start = arrivals + wait
+    finish = arrivals + (np.asarray(rec.finish_s, dtype=float) - sent)
+    # the GPU computes whenever a request is in the system: busy = |∪ [arrival, finish]|
+    reach = np.maximum.accumulate(finish)
+    opens = np.concatenate(([True], arrivals[1:] > reach[:-1]))
+    ends = np.append(reach[np.flatnonzero(opens)[1:] - 1], reach[-1])
+    busy = float(np.sum(ends - arrivals[opens]))
+    area = float(res.mean_running) * float(finish.max())
+    return start, finish, busy, area, joined.size
 
 
 @dataclass(frozen=True)
@@ -169,7 +194,7 @@ class LLMSimResult:
     ci95_wait: float           # 95% CI half-widths from batch means
     ci95_sojourn: float
     mean_batch_size: float     # per batch; continuous: time-average of running sequences
-                               # (requests per prefill when decoding takes no time)
+                               # while the GPU computes (prompt and decode steps)
     utilization: float         # fraction of time the GPU computes
     n_jobs: int                # requests counted
     ci_reliable: bool = True
@@ -208,13 +233,17 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
              arrivals=None) -> LLMSimResult:
     """Simulate one batching strategy from an empty system and summarise it.
 
-    ``strategy``: "dynamic", "fixed" (needs ``b``), "elastic" or "continuous".
+    ``strategy``: "dynamic", "fixed" (needs ``b``), "elastic" or "continuous" (run on
+    ``engine.llm_serving.simulate_serving``, mapped by ``continuous_serving``; replies of
+    max(1, ⌈N⌉) tokens, vLLM's convention).
     ``b_max``: cap on the batch (dynamic, elastic) or on running sequences
     (continuous); None is unlimited.  ``kv_capacity_tokens``/``prompt_tokens``:
     the KV cache of continuous batching (None: unlimited).  ``batch_time``:
     "realised" (H of the batch's longest request) or "mean" (H(b, E[L_b]), for
     fixed batching or a finite b_max).  ``warmup_jobs`` (default n_jobs // 10)
     are left out.  ``seed``: anything ``numpy.random.default_rng`` accepts.
+    ``backend`` picks the loop of the batch strategies (the serving simulator is
+    compiled whenever numba is installed).
 
     ``arrivals`` (docs/models/llm_batching.md): None is Poisson at ``lam``; a sorted
     array of times (s) is replayed, one request per time, so ``n_jobs`` is its length
@@ -248,26 +277,26 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
         if strategy not in ("fixed", "dynamic") or limit > 4096:
             raise ValueError("batch_time='mean' needs fixed batching or dynamic with b_max <= 4096")
         htab = np.asarray(mean_batch_time(np.arange(1, limit + 1), dist, k), dtype=float)
-    kv_cap = np.inf if kv_capacity_tokens is None else float(
-        LLM_KV_CAPACITY.check(kv_capacity_tokens))
+    if kv_capacity_tokens is not None:
+        LLM_KV_CAPACITY.check(kv_capacity_tokens)
     prompt = float(LLM_PROMPT_TOKENS.check(prompt_tokens))
     warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
     batch_loop = choose(backend, _batch_loop_fast, _batch_loop)
-    continuous_loop = choose(backend, _continuous_loop_fast, _continuous_loop)
 
     arrivals, tokens = _draw(lam, dist, n, seed, source)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
     if strategy == "continuous":
-        acc = np.zeros(3)
-        continuous_loop(arrivals, tokens, limit, kv_cap, prompt, k1, k2, k3, k4, start, finish, acc)
+        start, finish, busy, area, steps = _continuous(arrivals, tokens, (k1, k2, k3, k4),
+                                                       b_max, kv_capacity_tokens, prompt)
         served = n
         b_start = b_end = np.empty(0)
         b_size = np.empty(0, dtype=np.int64)
         horizon = np.nanmax(finish) - arrivals[0]
-        util = acc[0] / horizon if horizon > 0 else 1.0
-        # with no decode time (k3 = k4 = 0) the only batches are the prefill joins
-        mean_size = acc[1] / acc[2] if acc[2] > 0 else n / np.unique(start).size
+        util = busy / horizon if horizon > 0 else 1.0
+        # running requests averaged over the GPU's busy time (prompt and decode steps);
+        # with no step time at all (k below rounding) the requests per prompt step
+        mean_size = area / busy if busy > 0 and area > 0 else n / steps
     else:
         b_start, b_end = np.empty(n), np.empty(n)
         b_size = np.empty(n, dtype=np.int64)

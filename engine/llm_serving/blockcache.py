@@ -21,12 +21,14 @@ from ..core.jit import compiled
 KEY, REFS, PREV, NEXT, COUNT = range(5)
 HEAD, TAIL, POOL_TOP, EVICTABLE, FREE = range(5)     # slots of ``state``
 NONE = -1
-_MIX = np.int64(-7046029254386353131)                 # 0x9E3779B97F4A7C15: Fibonacci hashing
 
 
 def new_cache(capacity: int):
-    """(table, entries, pool) for at most ``capacity`` cached blocks."""
-    capacity = max(int(capacity), 1)
+    """(table, entries, pool) for at most ``capacity`` (≥ 1) cached blocks."""
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) \
+            or capacity < 1:
+        raise ValueError(f"capacity must be a whole number of blocks >= 1, got {capacity!r}")
+    capacity = int(capacity)
     size = 1
     while size < 2 * capacity:
         size *= 2
@@ -38,8 +40,9 @@ def new_cache(capacity: int):
 
 @compiled
 def _slot(table, key):
-    h = key * _MIX
-    return (h ^ (h >> 29)) & (table.size - 1)
+    """Home slot of ``key`` (stream × 2²² + block): the stream folded onto the block
+    index, shifts and xors only (no overflow on either backend)."""
+    return (key ^ (key >> 22) ^ (key >> 41)) & (table.size - 1)
 
 
 @compiled
@@ -146,10 +149,11 @@ def evict(table, entries, pool, state, most):
 def _row(table, entries, pool, state):
     """An unused row (forgetting the oldest unreferenced block when none is left), or
     NONE."""
-    if state[POOL_TOP] == 0:
+    if state[POOL_TOP] == 0:                         # forget the oldest row whole
         if state[HEAD] == NONE:
             return NONE
-        state[FREE] -= evict(table, entries, pool, state, 1)    # forgotten, not freed
+        forgotten = evict(table, entries, pool, state, entries[state[HEAD], COUNT])
+        state[FREE] -= forgotten                          # forgotten, not freed
     state[POOL_TOP] -= 1
     e = pool[state[POOL_TOP]]
     entries[e, PREV] = NONE

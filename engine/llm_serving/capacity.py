@@ -58,7 +58,11 @@ def _law_or_values(x, name):
             raise ValueError(f"{name}: the law's mean is {mean:g} tokens; a finite mean is "
                              f"needed")
         return _pmf(x)
-    arr = np.asarray(x, dtype=float).ravel()
+    try:
+        arr = np.asarray(x, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be token counts ≥ 1 (a number, one per request, or "
+                         f"a law), got {x!r}") from None
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 1):
         raise ValueError(f"{name} must be token counts ≥ 1")
     arr = np.maximum(1.0, np.ceil(arr))
@@ -128,19 +132,26 @@ def capacity_limit(cost: StepCost, scheduler: Scheduler, input_tokens,
 
 
 def _whole_prompt_limit(cost, scheduler, m, seats, binding) -> CapacityLimit:
-    """Without chunked prefill a step is prompts only or decodes only: per decode step
-    R/E[o − 1] requests finish (renewal per seat), and a prompt step follows a decode
-    step with at least one finish (taken as 1 − exp(−R/E[o − 1]))."""
-    decodes = max(m.mean_output - 1, 1e-9)
-    done = seats / decodes
-    p = -math.expm1(-done)
-    per_prompt_step = done / p
+    """Without chunked prefill a step is prompts only or decodes only.  A request costs
+    its share of a prompt step and E[o − 1] decode steps shared by R seats: per decode
+    step R/E[o − 1] requests finish (renewal per seat), a prompt step follows a decode
+    step with at least one finish (taken as 1 − exp(−R/E[o − 1])) and holds the m
+    prompts that freed seats let in (at most R, and the budget's B/E[l])."""
+    decodes = m.mean_output - 1
+    fit = max(1.0, min(seats, scheduler.max_num_batched_tokens / m.mean_input))
+    if decodes > 1e-9:
+        done = seats / decodes
+        per_prompt_step = min(max(done / -math.expm1(-done), 1.0), fit)
+    else:                                   # one-token replies: prompt steps only
+        per_prompt_step = fit
     prompt = (cost.prefill_base_ms + per_prompt_step * (
         cost.prefill_ms_per_token * m.mean_input
         + cost.prefill_ms_per_token_sq * m.mean_input_sq))
     decode = (cost.base_ms + cost.decode_ms_per_seq * seats
-              + cost.context_ms_per_token * seats * m.context_sum / decodes)
-    rate = done / (decode + p * prompt) * 1e3
+              + cost.context_ms_per_token * seats * m.context_sum / max(decodes, 1e-300))
+    per_request = prompt / per_prompt_step + (decode * decodes / seats if decodes > 1e-9
+                                              else 0.0)
+    rate = 1e3 / per_request if per_request > 0 else math.inf
     return CapacityLimit(rate, seats, decode, binding, exact=False)
 
 
@@ -167,17 +178,23 @@ class ServingApproximation:
                    "scaled by (1 + SCV of the reply length)/2")
 
 
-def _seat_chain(lam_per_ms, cost, m, seats):
-    """Birth-death chain of the requests in the server (running and waiting): k ≤ c
-    run with completions at rate k/(E[o]·s̄(k)), beyond c they wait (rate of c).
-    Returns (P(k), k = 0..c, the mean wait for a seat in ms, s̄(k))."""
-    c = int(max(1, math.floor(seats)))
+def _seat_chain(lam_per_ms, cost, m, limit):
+    """Birth-death chain of the requests in the server (running and waiting): with k
+    running, completions at rate k/(E[o]·s̄(k)), k below the seats R; from ⌈R⌉ − 1 on at
+    the capacity λ_max (so the chain's capacity is ``max_rate_per_s``, R fractional or
+    not).  Returns (P(k) up to the top state, the mean wait for a seat in ms, s̄(k)), or
+    None at or past the capacity."""
+    top_rate = limit.rate_per_s / 1e3
+    if not lam_per_ms < top_rate:
+        return None
+    c = int(max(1, math.ceil(limit.seats - 1e-9)))
     k = np.arange(1, c + 1, dtype=float)
     step = np.array([_step_at(cost, m, x) for x in k])
-    mu = k / (m.mean_output * step)                     # completions per ms with k running
+    mu = np.minimum(k / (m.mean_output * np.maximum(step, 1e-300)), top_rate)
+    mu[-1] = top_rate
     log_ratio = np.log(lam_per_ms) - np.log(mu)
     log_p = np.concatenate([[0.0], np.cumsum(log_ratio)])
-    rho = lam_per_ms / mu[-1]                           # beyond c: geometric
+    rho = lam_per_ms / top_rate                         # beyond c: geometric
     tail_mass = np.exp(log_p[-1]) * rho / (1 - rho)
     top = log_p.max()
     p = np.exp(log_p - top)
@@ -199,7 +216,10 @@ def _approximate_one(lam_per_ms, cost, m, limit, scv_output, work, whole_prompts
         ttft = cost.frontend_ms + cost.prefill_base_ms + m1
         tpot = cost.base_ms + own_decode
         return ttft, tpot, ttft + (m.mean_output - 1) * tpot, 0.0
-    p, wait, step = _seat_chain(lam_per_ms, cost, m, limit.seats)
+    chain = _seat_chain(lam_per_ms, cost, m, limit)
+    if chain is None:
+        return math.inf, math.inf, math.inf, math.inf
+    p, wait, step = chain
     k = np.arange(p.size, dtype=float)
     running = float(k @ p) + (1.0 - p.sum()) * (p.size - 1)
     # a decoding request sees k running, itself included: weight states by k
@@ -234,11 +254,12 @@ def _output_scv(output_tokens) -> float:
 def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, output_tokens,
                         rate_per_s) -> ServingApproximation:
     """Mean TTFT, TPOT and e2e (ms) at Poisson ``rate_per_s`` (broadcasts) without
-    simulation: the running count R solves R = λ·E[o]·(base + w·R/(1 − e^−R)) (Little's
-    law with busy steps of the mean per-request work w per step), TTFT = front end +
-    half a busy step + the request's prompt step(s) + an Erlang-C wait for a seat, TPOT
-    = the step a decoding request sees.  An approximation: its error against the
-    simulator is tabled in docs/models/llm_serving.md."""
+    simulation: a birth-death chain of the requests in the server (k running complete at
+    k/(E[o]·s̄(k)); past the seats they wait) gives the running count, the wait for a
+    seat and TPOT (the step a decoding request sees); TTFT adds gated prompt steps (the
+    prompts that arrive during a step are computed in the next: s' = A + W(s)).  An
+    approximation: its error against the simulator is tabled in
+    docs/models/llm_serving.md; ``stable`` is False (inf latencies) at or past capacity."""
     lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
     limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
     m = workload_moments(input_tokens, output_tokens)
@@ -247,13 +268,14 @@ def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, o
     w = cost.prefill_ms_per_token * values + cost.prefill_ms_per_token_sq * values ** 2
     work = (float(probs @ w), float(probs @ w ** 2))
     out = np.full((4,) + lam.shape, np.inf)
-    stable = lam < limit.rate_per_s * (1 - 1e-9)
+    stable = np.array(lam < limit.rate_per_s * (1 - 1e-9))
     for idx in np.ndindex(lam.shape):
         if stable[idx]:
             res = _approximate_one(lam[idx] / 1e3, cost, m, limit, scv, work,
                                    not scheduler.chunked_prefill)
             for k in range(4):
                 out[(k,) + idx] = res[k]
+            stable[idx] = bool(np.isfinite(res[0]) and res[0] >= 0 and res[1] >= 0)
     ro = []
     for a in (lam, out[0], out[1], out[2], out[3], stable):
         a = np.array(a)

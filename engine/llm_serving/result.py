@@ -37,9 +37,13 @@ class LatencySummary:
     def percentile(self, q: float) -> float:
         """One of the stored percentiles (50, 90, 95, 99)."""
         got = {50.0: self.p50, 90.0: self.p90, 95.0: self.p95, 99.0: self.p99}
-        if float(q) not in got:
+        try:
+            q = float(q)
+        except (TypeError, ValueError):
+            q = math.nan
+        if q not in got:
             raise ValueError(f"percentile must be one of 50, 90, 95, 99, got {q!r}")
-        return got[float(q)]
+        return got[q]
 
     def as_dict(self) -> dict:
         return {"mean": self.mean, "p50": self.p50, "p90": self.p90, "p95": self.p95,
@@ -198,6 +202,13 @@ def _itl_summary(itl_hist, gaps_ms, tokens, edges_ms) -> LatencySummary:
     return LatencySummary(mean, *qs, ci95=ci, count=count)
 
 
+def _per_s(count: float, span_s: float) -> float:
+    """``count`` over ``span_s``: inf when everything finished at 0 s (steps of 0 ms)."""
+    if span_s == 0:
+        return math.inf if count > 0 else 0.0
+    return count / span_s
+
+
 def summarize(records: ServingRecords, *, warmup_requests: int = 0, queue_s=None,
               itl_hist=None, itl_edges_ms=None, mean_running=math.nan,
               mean_waiting=math.nan, kv_peak_fraction=None, steps=0, timeline=None,
@@ -213,15 +224,15 @@ def summarize(records: ServingRecords, *, warmup_requests: int = 0, queue_s=None
     out = records.output_tokens[sl].astype(float)
     gaps = (records.finish_s[sl] - records.first_token_s[sl]) * 1e3
     end_s = float(np.max(records.finish_s)) if records.n_requests else math.nan
-    span = end_s if end_s > 0 else math.nan
+    span = end_s if end_s > 0 else (0.0 if end_s == 0 else math.nan)
     queue = (summary_of(np.asarray(queue_s)[sl] * 1e3) if queue_s is not None
              else LatencySummary(*(math.nan,) * 6, count=0))
     return ServingResult(
         ttft_ms=summary_of(ttft), tpot_ms=summary_of(tpot),
         itl_ms=_itl_summary(itl_hist, gaps, np.maximum(out - 1, 0), itl_edges_ms),
         e2e_ms=summary_of(e2e), queue_ms=queue,
-        throughput_requests_per_s=records.n_requests / span,
-        output_tokens_per_s=float(records.output_tokens.sum()) / span,
+        throughput_requests_per_s=_per_s(records.n_requests, span),
+        output_tokens_per_s=_per_s(float(records.output_tokens.sum()), span),
         mean_running=float(mean_running), kv_peak_fraction=kv_peak_fraction,
         preempted_fraction=float(np.mean(records.preemptions[sl] > 0)) if ttft.size else 0.0,
         n_requests=int(ttft.size), warmup_requests=w, mean_waiting=float(mean_waiting),

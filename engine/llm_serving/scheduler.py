@@ -53,7 +53,7 @@ class Scheduler:
                                   "max_num_batched_tokens"))
         object.__setattr__(self, "block_size", _whole(BLOCK_SIZE, self.block_size, "block_size"))
         if self.kv_cache_tokens is not None:
-            if isinstance(self.kv_cache_tokens, float) and math.isinf(self.kv_cache_tokens):
+            if isinstance(self.kv_cache_tokens, float) and self.kv_cache_tokens == math.inf:
                 object.__setattr__(self, "kv_cache_tokens", None)
             else:
                 object.__setattr__(self, "kv_cache_tokens",

@@ -62,16 +62,25 @@ def request_lengths(tokens, n: int, rng, name: str) -> np.ndarray:
 
 def check_fits(scheduler: Scheduler, l: np.ndarray, o: np.ndarray) -> None:
     """``ValueError`` with the limit when a request can never run: its prompt and
-    reply beyond the KV cache, or (whole prompts) a prompt beyond the token budget."""
+    reply beyond the KV cache, its first admission (the first chunk, or the whole
+    prompt or recomputation without chunked prefill) beyond the cache less the
+    watermark, or (whole prompts) a prompt beyond the token budget."""
     if scheduler.kv_cache_tokens is not None:
-        need = scheduler.blocks_for(l + o - 1)
-        bad = np.flatnonzero(need > scheduler.kv_blocks)
+        total = l + o - 1
+        first = total if not scheduler.chunked_prefill else np.minimum(
+            total, scheduler.max_num_batched_tokens)
+        room = scheduler.kv_blocks - scheduler.watermark_blocks
+        need, first_need = scheduler.blocks_for(total), scheduler.blocks_for(first)
+        bad = np.flatnonzero((need > scheduler.kv_blocks) | (first_need > room))
         if bad.size:
             i = int(bad[0])
+            mark = (f" less the watermark of {scheduler.watermark_blocks} blocks "
+                    f"(kv_watermark {scheduler.kv_watermark:g}) an admission leaves free"
+                    if scheduler.watermark_blocks else "")
             raise ValueError(
                 f"request {i + 1}: {int(l[i])} prompt + {int(o[i])} reply tokens need "
                 f"{int(need[i])} KV blocks of {scheduler.block_size}; the cache holds "
-                f"{scheduler.kv_blocks} ({scheduler.kv_cache_tokens:,} tokens): such a "
+                f"{scheduler.kv_blocks} ({scheduler.kv_cache_tokens:,} tokens){mark}: such a "
                 f"request can never run (vLLM refuses it)")
     if not scheduler.chunked_prefill:
         bad = np.flatnonzero(l > scheduler.max_num_batched_tokens)

@@ -335,7 +335,8 @@ def step_cost_from_distserve(text, model, tensor_parallel, *, decode: str = "joi
         x = np.column_stack([np.ones_like(d_grid), d_grid, k_grid])
         coef, fitted, dropped, bound = _nnls_fit(
             x, published, ["base_ms", "decode_ms_per_seq", "context_ms_per_token"],
-            ["context_ms_per_token", "decode_ms_per_seq", "base_ms"], weights=1.0 / published)
+            ["context_ms_per_token", "decode_ms_per_seq", "base_ms"],
+            weights=1.0 / np.maximum(published, max(float(published.max()), 1.0) * 1e-9))
         held += dropped
         base, per_seq, per_ctx = (coef["base_ms"], coef["decode_ms_per_seq"],
                                   coef["context_ms_per_token"])
@@ -351,7 +352,8 @@ def step_cost_from_distserve(text, model, tensor_parallel, *, decode: str = "joi
                      f"(decoding_{decode}bs); residuals are against both pieces over batch "
                      f"1..{2 * threshold}, per-request contexts {lo:g}..{hi:g} tokens")
     residuals = published - fitted
-    rel = np.abs(residuals) / published
+    rel = np.divide(np.abs(residuals), published, out=np.zeros_like(published),
+                    where=published > 0)
     notes.append(f"decode: largest difference from the published two-piece law "
                  f"{np.abs(residuals).max():.3g} ms (and at most {100 * rel.max():.2g} % of a "
                  f"step) over that range")

@@ -336,6 +336,22 @@ def test_simulation_statistics(values, q, counted, scale):
 
 
 @FUZZ
+@given(dof=st.one_of(st.integers(1, 400), st.integers(401, 10 ** 6)),
+       bad=st.one_of(st.integers(-10, 0), st.none(), st.text(max_size=4), st.floats(),
+                     st.booleans()))
+def test_student_t975(dof, bad):
+    """The Student-t 97.5 % quantile against scipy, falling with the degrees of freedom
+    toward the normal's 1.96; anything but a whole number ≥ 1 refused naming dof."""
+    from scipy import stats as scipy_stats
+    t = stats_core.t975(dof)
+    tally(stats_core.t975)
+    assert 1.959963984540054 < t <= 12.706204736174707
+    assert t == pytest.approx(float(scipy_stats.t.ppf(0.975, dof)), rel=1e-12)
+    assert stats_core.t975(dof + 1) < t and stats_core.t975(np.int64(dof)) == t
+    raises_naming("dof", stats_core.t975, bad)
+
+
+@FUZZ
 @given(backend=st.one_of(st.sampled_from(jit.BACKENDS), st.text(max_size=8), st.integers()))
 def test_jit_switch(backend):
     """``choose`` returns the compiled loop for None/"numba", the plain one for "numpy",
@@ -429,7 +445,7 @@ def test_clipped_tokens_non_numbers():
 # own to fuzz) names the test that builds and checks it and the function it comes from.
 FUZZED = {
     stats_core: {"percentiles": test_simulation_statistics,
-                 "ci95_half_width": test_simulation_statistics},
+                 "ci95_half_width": test_simulation_statistics, "t975": test_student_t975},
     jit: {"compiled": test_jit_switch, "choose": test_jit_switch},
     fit: {
         "linear_fit": test_fits, "fit_batch_profile": test_fits, "fit_token_latency": test_fits,

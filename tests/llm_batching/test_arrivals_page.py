@@ -55,7 +55,7 @@ def test_bursty_arrivals_run_every_simulation_under_the_process():
     first = lb.simulate("continuous", LAM0, LAW, K, n_jobs=1000, seed=[data.SEED, 0],
                         kv_capacity_tokens=62720.0, prompt_tokens=256.0,
                         arrivals=Renewal(LAM0, 4.0))
-    cont = trace(fig, f"continuous (KV cache), simulated ±95% CI, {LABEL}")
+    cont = trace(fig, f"{data.LABELS['continuous']}, simulated ±95% CI, {LABEL}")
     assert cont["x"][0] == pytest.approx(LAM0)
     assert cont["y"][0] == pytest.approx(first.mean_latency, rel=1e-12)
     # the exact curves stay, labelled as Poisson, with the Poisson page's values

@@ -252,6 +252,14 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
             continue
         r = llm_batching.simulate(strategy, lam, **kw, return_records=True)
         assert_no_nan(r, allowed=("start", "finish"))   # documented: requests never served
+        if strategy == "continuous":    # the serving simulator's view it ran on
+            cost, scheduler, prompt_l, replies = lb_sim.continuous_serving(
+                k, r.records.tokens, b_max, kv, prompt)
+            assert prompt_l >= 1 and replies.min() >= 1 and replies.size == n_jobs
+            assert not scheduler.chunked_prefill and scheduler.block_size == 1
+            assert (scheduler.kv_cache_tokens is None) == (kv is None or kv > 1e10)
+            assert cost.prompt_ms(prompt_l) == pytest.approx(1e3 * (k[0] + k[1]), rel=1e-9)
+            tally(lb_sim.continuous_serving)
         assert r.mean_sojourn >= r.mean_wait >= -1e-9 * max(1.0, r.mean_sojourn)
         # (times as large as 1e11 s at λ = 1e-9·capacity round the busy fraction)
         done = r.records.finish[np.isfinite(r.records.finish)]
@@ -276,6 +284,7 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
     p.pop("l", None)
     rejects((llm_batching_sim.simulate,), p, bad, strategy="fixed" if bad == "b" else strategy,
             dist=law, k=k, seed=seed)
+    rejects((lb_sim.continuous_serving,), p, bad, k=k, tokens=np.full(3, 10.0))
     raises_naming("strategy", llm_batching.simulate, "other", 1.0, law, k)
     raises_naming("batch_time", llm_batching.simulate, strategy, 1.0, law, k, b=b,
                   batch_time="other")
@@ -365,7 +374,7 @@ FUZZED = {
         "strategy_map": test_llm_batch_times,
         "StrategyMap": (test_llm_batch_times, "strategy_map")},
     lb_sim: {
-        "simulate": test_llm_simulate,
+        "simulate": test_llm_simulate, "continuous_serving": test_llm_simulate,
         "LLMSimResult": (test_llm_simulate, "simulate"),
         "LLMSimRecords": (test_llm_simulate, "return_records")},
 }

@@ -326,8 +326,17 @@ def _mg1(lam, s1, s2):
 
 @pytest.mark.parametrize("strategy", ["dynamic", "elastic", "continuous"])
 def test_one_request_at_a_time_is_mg1(strategy):
-    s1 = K[0] + K[1] + (K[2] + K[3]) * UNIFORM.mean()
-    s2 = s1 ** 2 + (K[2] + K[3]) ** 2 * UNIFORM.var()
+    """b_max = 1: M/G/1 FCFS.  Eq 18 (dynamic, elastic): S = k1 + k2 + (k3 + k4) N.
+    Continuous batching runs on the serving simulator, vLLM's convention: a reply of
+    ⌈N⌉ tokens is one prompt step (k1 + k2, the first token) and ⌈N⌉ − 1 decode steps,
+    so S = k1 + k2 + (k3 + k4)(⌈N⌉ − 1), ⌈N⌉ − 1 uniform on {0, …, 999}."""
+    step = K[2] + K[3]
+    if strategy == "continuous":
+        s1 = K[0] + K[1] + step * 499.5
+        s2 = s1 ** 2 + step ** 2 * (1000 ** 2 - 1) / 12
+    else:
+        s1 = K[0] + K[1] + step * UNIFORM.mean()
+        s2 = s1 ** 2 + step ** 2 * UNIFORM.var()
     lam = 0.7 / s1
     r = simulate(strategy, lam, UNIFORM, K, b_max=1, n_jobs=60_000, seed=8)
     _within(r.mean_wait, r.ci95_wait, _mg1(lam, s1, s2))
@@ -352,18 +361,25 @@ def test_elastic_beats_dynamic_on_the_same_arrivals():
 
 
 def test_continuous_without_overheads_is_processor_sharing():
-    """k1 = k2 = k4 = 0, no KV limit: M/G/1-PS with service k3 N, E[T] = E[S]/(1 − ρ)."""
+    """k1 = k2 = k4 = 0, no KV limit: M/G/1-PS with service k3 (⌈N⌉ − 1) (a decode step
+    of R requests takes k3·R and gives each a token; the prompt step, which emits the
+    first token, takes no time), E[T] = E[S]/(1 − ρ) with E[⌈N⌉] = Σ_{m ≥ 0} P(N > m).
+    An arrival waits for the decode step in progress (k3·R, R requests in the system at
+    its arrival), so E[wait] ≤ k3·λ·E[T] (PASTA and Little's law)."""
     k = (1e-300, 0.0, 0.001, 0.0)
-    es = 0.001 * LOGNORMAL.mean()
+    ceil_mean = LOGNORMAL.sf(np.arange(0, 200_000)).sum()
+    es = 0.001 * (ceil_mean - 1)
     lam = 0.6 / es
     r = simulate("continuous", lam, LOGNORMAL, k, n_jobs=80_000, seed=10)
     _within(r.mean_sojourn, r.ci95_sojourn, es / (1 - 0.6))
-    assert r.mean_wait < 1e-9
+    assert 0 < r.mean_wait <= 0.001 * lam * r.mean_sojourn
 
 
-def test_continuous_and_elastic_coincide_where_both_are_work_conserving():
-    """k2 = k4 = 0: both serve k1 + k3 N per request without idling, so every busy
-    period, the last departure and the stability limit 1/(k1 + k3 E[N]) coincide."""
+def test_continuous_and_elastic_are_both_work_conserving():
+    """k2 = k4 = 0: both serve each request's work without idling, elastic k1 + k3 N
+    (eq 26), continuous k1 + k3 (⌈N⌉ − 1) (vLLM's convention: the prompt step emits the
+    first token), so each one's last departure is the Lindley recursion over its work,
+    and both have the stability limit 1/(k1 + k3 E[N])."""
     k = (0.06, 0.0, 0.0003, 0.0)
     limit = lb.stability_limit("elastic", UNIFORM, k)
     assert limit == pytest.approx(1 / (0.06 + 0.0003 * 500))
@@ -371,46 +387,121 @@ def test_continuous_and_elastic_coincide_where_both_are_work_conserving():
     lam = 0.8 * limit
     ela = simulate("elastic", lam, UNIFORM, k, n_jobs=20_000, seed=12, return_records=True)
     con = simulate("continuous", lam, UNIFORM, k, n_jobs=20_000, seed=12, return_records=True)
-    assert con.records.finish.max() == pytest.approx(ela.records.finish.max(), rel=1e-9)
-    assert con.utilization == pytest.approx(lam * (0.06 + 0.0003 * 500), abs=0.03)
-    # at light load both serve requests alone: sojourn ≈ k1 + (k3) E[N]
-    single = 0.06 + 0.0003 * 500
-    for strategy in ("elastic", "continuous"):
+    np.testing.assert_array_equal(con.records.arrival, ela.records.arrival)
+    np.testing.assert_array_equal(con.records.tokens, ela.records.tokens)
+
+    def last_departure(work):
+        t = 0.0
+        for a, s in zip(ela.records.arrival, work):
+            t = max(t, a) + s
+        return t
+
+    tokens = ela.records.tokens
+    assert ela.records.finish.max() == pytest.approx(
+        last_departure(0.06 + 0.0003 * tokens), rel=1e-9)
+    assert con.records.finish.max() == pytest.approx(
+        last_departure(0.06 + 0.0003 * (np.maximum(np.ceil(tokens), 1) - 1)), rel=1e-9)
+    assert con.utilization == pytest.approx(lam * (0.06 + 0.0003 * 499.5), abs=0.03)
+    # at light load both serve requests alone: sojourn ≈ k1 + k3 E[N] (continuous:
+    # k1 + k3 (E[⌈N⌉] − 1) = k1 + k3·499.5)
+    for strategy, single in (("elastic", 0.06 + 0.0003 * 500),
+                             ("continuous", 0.06 + 0.0003 * 499.5)):
         r = simulate(strategy, 0.01 * limit, UNIFORM, k, n_jobs=5_000, seed=13)
         assert r.mean_sojourn == pytest.approx(single, rel=0.05)
 
 
+def test_continuous_one_request_alone_is_a_prompt_step_and_its_decode_steps():
+    """Requests far apart: each is alone, its prompt step k1 + k2 emits the first token,
+    then ⌈N⌉ − 1 decode steps of k3 + k4 (one token fewer than eq 18's k1 + k2 + (k3 + k4)·N
+    for a whole N: vLLM's convention); it starts at its arrival.  Two requests arriving
+    together share one prompt step (2·k1 + k2) and then decode together (2·k3 + k4)."""
+    times = np.array([0.0, 1000.0, 2000.0])
+    for n in (120.0, 119.3, 0.0):
+        law = PointLaw(n)
+        r = simulate("continuous", None, law, K, arrivals=times, warmup_jobs=0,
+                     return_records=True)
+        replies = max(math.ceil(n), 1)
+        alone = K[0] + K[1] + (replies - 1) * (K[2] + K[3])
+        np.testing.assert_allclose(r.records.finish - times, alone, rtol=1e-12)
+        np.testing.assert_allclose(r.records.start, times, atol=1e-9)
+        assert r.mean_wait == pytest.approx(0.0, abs=1e-9)
+        if n == 120.0:
+            eq18 = float(lb.batch_time(1, 120, K))
+            assert alone == pytest.approx(eq18 - (K[2] + K[3]), rel=1e-12)
+    r = simulate("continuous", None, PointLaw(50), K, arrivals=np.array([5.0, 5.0]),
+                 warmup_jobs=0, return_records=True)
+    np.testing.assert_allclose(r.records.start, 5.0, rtol=1e-12)
+    np.testing.assert_allclose(r.records.finish,
+                               5.0 + 2 * K[0] + K[1] + 49 * (2 * K[2] + K[3]), rtol=1e-12)
+
+
+def test_continuous_runs_on_the_serving_simulator():
+    """The strategy is ``simulate_serving`` with eq 18 mapped onto the step cost (prompt
+    step k1·j + k2, decode step k3·R + k4, ms) and vLLM's scheduler without chunked
+    prefill: the same finishes, and the same mean queueing time (send to the first
+    scheduling) as the serving simulator's own where no request is preempted."""
+    from engine.llm_batching.sim import continuous_serving
+    from engine.llm_serving import simulate_serving
+    kv = dict(kv_capacity_tokens=62720.0, prompt_tokens=256.0)
+    r = simulate("continuous", 0.3, LOGNORMAL, K, n_jobs=6_000, seed=16, return_records=True,
+                 **kv)
+    rec = r.records
+    cost, scheduler, prompt, replies = continuous_serving(K, rec.tokens, None, **kv)
+    assert (prompt, scheduler.kv_cache_tokens, scheduler.block_size) == (256, 62720, 1)
+    assert not scheduler.chunked_prefill and not scheduler.prefix_caching
+    assert scheduler.max_num_seqs == 10 ** 6 and scheduler.max_num_batched_tokens == 10 ** 8
+    np.testing.assert_array_equal(replies, np.maximum(np.ceil(rec.tokens), 1))
+    for j, r_ in ((1, 0), (4, 0), (0, 1), (0, 32)):
+        assert cost.step_ms(j * prompt, 0, r_, 0) == pytest.approx(
+            1e3 * ((K[0] * j + K[1]) if j else (K[2] * r_ + K[3])), rel=1e-12)
+    served = simulate_serving(cost, scheduler, input_tokens=prompt, output_tokens=replies,
+                              arrival_s=rec.arrival, warmup_requests=600, return_records=True)
+    assert served.preempted_fraction == 0
+    np.testing.assert_allclose(served.records.finish_s, rec.finish, rtol=1e-12)
+    assert r.mean_wait == pytest.approx(served.queue_ms.mean / 1e3, rel=1e-9)
+    assert r.mean_sojourn == pytest.approx(served.e2e_ms.mean / 1e3, rel=1e-9)
+    # prompt 0 is modelled as a 1-token prompt with the whole k1 per request
+    cost0, _, prompt0, _ = continuous_serving(K, rec.tokens[:3])
+    assert prompt0 == 1 and cost0.prompt_ms(1) == pytest.approx(1e3 * (K[0] + K[1]))
+
+
 def test_continuous_kv_capacity_limits_concurrency():
-    """Running requests never hold more than the KV cache: Σ (prompt + N) ≤ capacity."""
+    """Every running request holds at least its prompt (256 tokens) in the KV cache, so
+    at most cap/256 run at once.  vLLM's scheduler admits a request when its prompt fits
+    and preempts the newest when the replies outgrow the cache (the fluid model before
+    reserved prompt + N up front): the cache never overflows, and requests are preempted."""
+    from engine.llm_batching.sim import continuous_serving
+    from engine.llm_serving import simulate_serving
     p = presets.llm_batch_time_presets()["a100_llama2_7b"]
     lam, cap = 0.3, 4000.0
     free = simulate("continuous", lam, UNIFORM, p.k, n_jobs=4_000, seed=14)
     tight = simulate("continuous", lam, UNIFORM, p.k, n_jobs=4_000, seed=14,
                      kv_capacity_tokens=cap, prompt_tokens=256, return_records=True)
+    assert tight.mean_batch_size <= cap / 256
+    assert tight.mean_wait > free.mean_wait and tight.mean_sojourn > free.mean_sojourn
     rec = tight.records
-    t = rec.start[:, None]
-    running = (rec.start[None, :] <= t) & (t < rec.finish[None, :])
-    assert np.all(running @ (256 + rec.tokens) <= cap + 1e-9)
-    assert tight.mean_batch_size < free.mean_batch_size
-    assert tight.mean_wait > free.mean_wait
+    cost, scheduler, prompt, replies = continuous_serving(p.k, rec.tokens, None, cap, 256)
+    served = simulate_serving(cost, scheduler, input_tokens=prompt, output_tokens=replies,
+                              arrival_s=rec.arrival, timeline_steps=10 ** 6)
+    assert served.kv_peak_fraction <= 1 and served.preempted_fraction > 0
+    assert served.timeline.running.max() <= cap // 256
+    assert served.timeline.kv_blocks.max() <= cap
 
 
-def test_continuous_stability_limit_with_kv_cache_by_simulation():
-    """Below the approximate limit the mean sojourn settles; above it, it keeps growing."""
-    p = presets.llm_batch_time_presets()["a100_llama2_7b"]
-    kv = dict(kv_capacity_tokens=p.kv_capacity_tokens, prompt_tokens=p.prompt_tokens)
-    limit = lb.stability_limit("continuous", UNIFORM, p.k, **kv)
-    assert limit < lb.stability_limit("continuous", UNIFORM, p.k)
-    below = [simulate("continuous", 0.85 * limit, UNIFORM, p.k, n_jobs=n, seed=2, **kv)
-             for n in (10_000, 20_000)]
-    above = [simulate("continuous", 1.15 * limit, UNIFORM, p.k, n_jobs=n, seed=2, **kv)
-             for n in (10_000, 20_000)]
-    assert below[1].mean_sojourn == pytest.approx(below[0].mean_sojourn, rel=0.1)
-    assert above[1].mean_sojourn > 1.4 * above[0].mean_sojourn
+def test_continuous_request_beyond_the_kv_cache_still_runs():
+    """A request whose prompt and reply exceed the whole KV cache (vLLM would refuse it)
+    runs: the cache is raised to the largest request, as the fluid model ran it alone."""
+    from engine.llm_batching.sim import continuous_serving
+    _, scheduler, _, _ = continuous_serving(K, np.array([10.0, 5000.0]), None, 1000.0, 256)
+    assert scheduler.kv_cache_tokens == 256 + 5000 - 1
+    r = simulate("continuous", 0.01, PointLaw(5000), K, n_jobs=20, seed=1,
+                 kv_capacity_tokens=1000.0, prompt_tokens=256)
+    assert np.isfinite(r.mean_sojourn)
 
 
 def test_numba_and_plain_python_loops_agree():
-    for strategy in ("dynamic", "elastic", "continuous"):
+    # (continuous batching runs on the serving simulator, compiled for either backend)
+    for strategy in ("dynamic", "elastic"):
         args = (strategy, 0.5, UNIFORM, K)
         fast = lb.simulate(*args, b_max=16, n_jobs=3_000, seed=15, kv_capacity_tokens=8000)
         slow = simulate(*args, b_max=16, n_jobs=3_000, seed=15, kv_capacity_tokens=8000,

@@ -78,9 +78,30 @@ def test_simulation_points_with_ci_and_p99_chart():
     at = open_page({"simulate": "true", "n_jobs": "1000"})
     figs = charts(at)
     assert len(figs) == 2
-    cont = trace(figs[0], "continuous (KV cache), simulated")
+    cont = trace(figs[0], "continuous (vLLM scheduler, whole prompts), simulated")
     assert len(cont["x"]) == 8 and len(cont["error_y"]["array"]) == 8
     assert trace(figs[1], "elastic, simulated")["y"]
+
+
+@pytest.mark.parametrize("view", ["Latency", "Formulas"])
+def test_continuous_batching_says_which_scheduler_it_runs(view):
+    """Continuous batching runs on the LLM serving simulator: its label, the Latency view's
+    note and the Formulas view name the scheduler and point to the LLM serving page (a
+    link in the app; run on its own, the page names it)."""
+    at = open_page({"view": view})
+    texts = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert any("LLM serving page" in t for t in texts)
+    if view == "Latency":
+        note = next(c.value for c in at.caption if c.value.startswith("How each curve"))
+        assert "runs on the LLM serving simulator: vLLM's scheduler without chunked prefill" \
+            in note and "no token budget" in note
+        names = [t["name"] for t in charts(at)[0]["data"] if t["name"]]
+        assert any(n.startswith("continuous (vLLM scheduler, whole prompts)") for n in names)
+        table = pagetest.results(at)
+        assert "continuous (vLLM scheduler, whole prompts): capacity" in table
+    else:
+        assert any("run on the LLM serving simulator (vLLM's scheduler without chunked "
+                   "prefill: whole prompts, no token budget)" in t for t in texts)
 
 
 @pytest.mark.parametrize("view", ["Batch size", "Best strategy", "Formulas"])

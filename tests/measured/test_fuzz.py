@@ -7,6 +7,7 @@ message, never another exception.  ``FUZZED`` maps each public name to its test
 import json
 
 from engine.measured import online, profiles, results, sweeps, traces, vllm
+from engine.measured import requests as request_records
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 from tests.measured import samples as S
 
@@ -211,7 +212,7 @@ def test_vllm_bench(completed, tokens_in, tokens_out, values, cap, rate, garbage
     non-number key is named with its line."""
     data = dict(zip(VLLM_KEYS, values), completed=completed, total_input_tokens=tokens_in,
                 total_output_tokens=tokens_out, max_concurrency=cap, request_rate=rate,
-                label=None, request_goodput=None)
+                label=None, request_goodput=None, date=f"2025{completed % 10000:04d}-103711")
     data["duration"] = max(data["duration"], 1e-3)
     r = vllm.read_vllm_bench(json.dumps(data, indent=2))
     assert_no_nan(r)
@@ -220,6 +221,7 @@ def test_vllm_bench(completed, tokens_in, tokens_out, values, cap, rate, garbage
     assert r.request_throughput_per_s == data["request_throughput"]
     assert r.mean_tpot_ms == data["mean_tpot_ms"] and r.p99_ttft_ms == data["p99_ttft_ms"]
     assert r.request_rate_per_s == (math.inf if rate == "inf" else rate)
+    assert r.date == data["date"]
     tally(vllm.read_vllm_bench)
     data[missing] = "x"
     raises_naming(f"'{missing}'", vllm.read_vllm_bench, json.dumps(data, indent=2))
@@ -324,7 +326,101 @@ def test_model_analyzer_comparison(alpha, tau0, caps, n, q):
         line_table(alpha, tau0, caps)))
 
 
+# ============================================================ engine.measured.requests
+
+REQUEST_TIMES = st.floats(0.0, 1e5, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+REQUEST_ROWS = st.lists(st.tuples(REQUEST_TIMES, st.integers(1, 10 ** 6), st.integers(1, 10 ** 5),
+                                  REQUEST_TIMES, REQUEST_TIMES), min_size=1, max_size=30)
+REQUEST_CSV_NAMES = (("arrival_s", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms"),
+                     ("send time (s)", "prompt tokens", "reply tokens", "TTFT (ms)",
+                      "end-to-end (ms)"),
+                     ("issue_time_s", "prompt_len", "output_len", "ttft_ms", "latency_ms"))
+
+
+def request_run_text(fmt: str, rows: list, names=REQUEST_CSV_NAMES[0]) -> str:
+    """A run of drawn requests (send s, prompt, reply, ttft ms, e2e − ttft ms) in one of
+    read_request_records' formats: DistServe's .exp (timestamps agreeing with the times
+    to their own rounding), vllm bench --save-detailed JSON, or a CSV."""
+    if fmt == "csv":
+        return ",".join(names) + "\n" + "".join(
+            f"{s!r},{i},{o},{t!r},{t + x!r}\n" for s, i, o, t, x in rows)
+    if fmt == "distserve":
+        reqs = []
+        for s, i, o, t, x in rows:
+            first, done = s + t / 1000, s + (t + x) / 1000
+            reqs.append({"prompt_len": i, "output_len": o, "issue_time": s,
+                         "first_token_time": first, "complete_time": done,
+                         "ttft_ms": (first - s) * 1000, "latency_ms": (done - s) * 1000})
+        return str(reqs) + "\n{\n\tnum_requests: %d\n}" % len(rows)
+    return json.dumps({"completed": len(rows), "input_lens": [r[1] for r in rows],
+                       "output_lens": [r[2] for r in rows],
+                       "ttfts": [r[3] / 1000 for r in rows],
+                       "itls": [[r[4] / 1000] for r in rows],
+                       "start_times": [r[0] for r in rows], "errors": [""] * len(rows)})
+
+
+REQUEST_SAMPLES = tuple(request_run_text(f, [(10.5, 100, 5, 40.0, 80.0), (10.0, 200, 1, 50.0, 0.0),
+                                             (13.0, 300, 3, 60.0, 40.0)])
+                        for f in ("distserve", "vllm-bench-detailed", "csv"))
+
+
+@st.composite
+def request_junk(draw):
+    """Any text or bytes, or a request-records sample (or another reader's) garbled."""
+    if draw(st.booleans()):
+        return draw(junk())
+    text = draw(st.sampled_from(REQUEST_SAMPLES))
+    i = draw(st.integers(0, len(text)))
+    j = draw(st.integers(i, min(len(text), i + 40)))
+    return text[:i] + draw(st.text(max_size=8)) + text[j:]
+
+
+@fuzz(CASES_EACH // 4)  # up to 30 requests a file (~3 ms a case): 500 cases in ~2 s
+@given(st.sampled_from(("distserve", "vllm-bench-detailed", "csv")), REQUEST_ROWS,
+       st.sampled_from(REQUEST_CSV_NAMES), request_junk(),
+       st.sampled_from(["input", "output", "ttft", "e2e", "send"]), BAD_CELLS)
+def test_request_records(fmt, rows, names, garbage, role, bad):
+    """read_request_records on drawn runs of each format: sorted by send time from 0, the
+    drawn numbers back (to the float rounding of the format's units), tpot_ms NaN exactly
+    for one-token replies and (e2e − ttft)/(o − 1) otherwise, first token and finish by
+    their definitions, to_frame one row a request; a bad CSV cell is named by its line;
+    any text or bytes: a result or a ValueError, never another exception."""
+    text = request_run_text(fmt, rows, names)
+    r = request_records.read_request_records(text)
+    assert isinstance(r, results.RequestRecords) and r.source == fmt
+    assert r.n_requests == len(rows)
+    assert_no_nan(r, allowed=("tpot_ms",))
+    assert r.arrival_s[0] == 0.0 and np.all(np.diff(r.arrival_s) >= 0)
+    order = sorted(range(len(rows)), key=lambda k: rows[k][0])          # stable, as the reader
+    assert r.input_tokens.tolist() == [rows[k][1] for k in order]
+    assert r.output_tokens.tolist() == [rows[k][2] for k in order]
+    assert np.allclose(r.ttft_ms, [rows[k][3] for k in order], rtol=1e-9, atol=1e-3)
+    assert np.allclose(r.e2e_ms, [rows[k][3] + rows[k][4] for k in order], rtol=1e-9, atol=1e-3)
+    several = r.output_tokens >= 2
+    assert np.array_equal(np.isnan(r.tpot_ms), ~several)
+    assert close(r.tpot_ms[several], (r.e2e_ms - r.ttft_ms)[several]
+                 / (r.output_tokens[several] - 1))
+    assert close(r.first_token_s, r.arrival_s + r.ttft_ms / 1e3)
+    assert close(r.finish_s, r.arrival_s + r.e2e_ms / 1e3)
+    assert np.all(r.first_token_s >= r.arrival_s) and np.all(r.finish_s >= r.first_token_s)
+    frame = r.to_frame()
+    assert len(frame) == len(rows) and list(frame.columns)[:3] == ["arrival_s", "input_tokens",
+                                                                   "output_tokens"]
+    tally(request_records.read_request_records)
+    if fmt == "csv":
+        column = ["send", "input", "output", "ttft", "e2e"].index(role)
+        lines = text.splitlines()
+        k = len(lines) - 1
+        cells = lines[k].split(",")
+        cells[column] = bad if role in ("input", "output") or bad not in ("0", "inf") else "-1"
+        lines[k] = ",".join(cells)
+        with pytest.raises(ValueError, match=f"line {k + 1}"):
+            request_records.read_request_records("\n".join(lines))
+    read_or_refuse(request_records.read_request_records, garbage)
+
+
 FUZZED = {
+    request_records: {"read_request_records": test_request_records},
     profiles: {"read_batch_profile": test_batch_profiles,
                "read_batch_profiles": test_batch_profiles},
     sweeps: {"read_concurrency_sweep": test_concurrency_sweeps,
@@ -334,7 +430,8 @@ FUZZED = {
     results: {"MeasuredBatchProfile": (test_batch_profiles, "read_batch_profile"),
               "MeasuredConcurrencySweep": (test_concurrency_sweeps, "read_concurrency_sweep"),
               "RequestTrace": (test_traces, "read_trace"),
-              "VllmBenchResult": (test_vllm_bench, "read_vllm_bench")},
+              "VllmBenchResult": (test_vllm_bench, "read_vllm_bench"),
+              "RequestRecords": (test_request_records, "read_request_records")},
     online: {"predict_online": test_online_prediction,
              "predict_profile_online": test_online_prediction,
              "transfer_time_ms": test_online_prediction,
