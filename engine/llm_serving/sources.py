@@ -27,6 +27,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ..measured import VllmBenchResult, read_vllm_bench
+from ..measured.parsing import decode_text
 from .cost import StepCost
 
 __all__ = ["StepCostFit", "step_cost_from_distserve", "step_cost_from_splitwise",
@@ -88,32 +89,8 @@ def _line_of(text: str, offset: int) -> int:
 
 
 def _text(text, name: str) -> str:
-    """``text`` as a ``str`` (bytes decoded as UTF-8, a BOM dropped); ``ValueError``
-    naming the line of a NUL or undecodable byte, or an empty text."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        raw = bytes(text)
-        nul = raw.find(b"\x00")
-        if nul >= 0:
-            line = raw.count(b"\n", 0, nul) + 1
-            raise ValueError(f"{name}: line {line}: holds a NUL byte: binary data, "
-                             f"not a text file")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = raw.count(b"\n", 0, err.start) + 1
-            raise ValueError(f"{name}: line {line}: not UTF-8 text (byte "
-                             f"{err.start + 1} cannot be decoded)") from None
-    elif not isinstance(text, str):
-        raise ValueError(f"{name}: expected the file's text (str or bytes), got "
-                         f"{type(text).__name__}")
-    text = text.removeprefix("\ufeff")
-    nul = text.find("\x00")
-    if nul >= 0:
-        raise ValueError(f"{name}: line {_line_of(text, nul)}: holds a NUL character: binary "
-                         f"data, not a text file")
-    if not text.strip():
-        raise ValueError(f"{name}: the text is empty")
-    return text
+    """``text`` as a ``str`` (``engine.measured.parsing.decode_text``)."""
+    return decode_text(text, name, "a text file")
 
 
 def _r2(y: np.ndarray, fitted: np.ndarray) -> float:

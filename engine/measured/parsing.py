@@ -28,22 +28,23 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, max(offset, 0)) + 1
 
 
-def _decode(text, name: str = "text") -> str:
+def decode_text(text, name: str = "text", expected: str = "a CSV or JSON text file") -> str:
     """``text`` as a ``str``: bytes decoded as UTF-8 (a leading BOM dropped), no NUL
-    character, not blank; ``ValueError`` naming ``name`` and the line otherwise."""
+    character, not blank; ``ValueError`` naming ``name``, the line and what was
+    ``expected`` otherwise.  The one decoding of every reader of a file's text."""
     if isinstance(text, (bytes, bytearray, memoryview)):
         raw = bytes(text)
         nul = raw.find(b"\x00")
         if nul >= 0:
             line = raw.count(b"\n", 0, nul) + 1
             raise ValueError(f"{name}: line {line}: holds a NUL byte: "
-                             f"binary data, not a CSV or JSON text file")
+                             f"binary data, not {expected}")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             line = raw.count(b"\n", 0, err.start) + 1
             raise ValueError(f"{name}: line {line}: not UTF-8 text (byte {err.start + 1} "
-                             f"cannot be decoded); expected a CSV or JSON text file") from None
+                             f"cannot be decoded); expected {expected}") from None
     elif not isinstance(text, str):
         raise ValueError(f"{name}: expected the file's text (str or bytes), got "
                          f"{type(text).__name__}")
@@ -51,10 +52,13 @@ def _decode(text, name: str = "text") -> str:
     nul = text.find("\x00")
     if nul >= 0:
         raise ValueError(f"{name}: line {_line_of(text, nul)}: holds a NUL character: binary "
-                         f"data, not a CSV or JSON text file")
+                         f"data, not {expected}")
     if not text.strip():
-        raise ValueError(f"{name}: the text is empty; expected a CSV or JSON text file")
+        raise ValueError(f"{name}: the text is empty; expected {expected}")
     return text
+
+
+_decode = decode_text
 
 
 def _first_line(text: str) -> tuple[int, str]:

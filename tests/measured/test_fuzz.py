@@ -6,7 +6,7 @@ message, never another exception.  ``FUZZED`` maps each public name to its test
 (checked by tests/test_fuzz_contract.py)."""
 import json
 
-from engine.measured import online, profiles, results, sweeps, traces, vllm
+from engine.measured import online, parsing, profiles, results, sweeps, traces, vllm
 from engine.measured import requests as request_records
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 from tests.measured import samples as S
@@ -419,7 +419,25 @@ def test_request_records(fmt, rows, names, garbage, role, bad):
     read_or_refuse(request_records.read_request_records, garbage)
 
 
+@FUZZ
+@given(data=st.one_of(st.binary(max_size=200), st.text(max_size=200)),
+       name=st.text(alphabet="abcdefgh_", min_size=1, max_size=12))
+def test_decode_text(data, name):
+    """Any bytes or text: the text itself (UTF-8, the BOM dropped, no NUL, not blank) or a
+    ValueError naming the file's ``name``."""
+    try:
+        text = parsing.decode_text(data, name)
+    except ValueError as err:
+        assert str(err).startswith(f"{name}: ")
+        return
+    finally:
+        tally(parsing.decode_text)
+    raw = data.decode("utf-8") if isinstance(data, bytes) else data
+    assert text == raw.removeprefix("\ufeff") and text.strip() and "\x00" not in text
+
+
 FUZZED = {
+    parsing: {"decode_text": test_decode_text},
     request_records: {"read_request_records": test_request_records},
     profiles: {"read_batch_profile": test_batch_profiles,
                "read_batch_profiles": test_batch_profiles},
