@@ -36,3 +36,6 @@ __all__ += ["StepCostFit", "step_cost_from_distserve", "step_cost_from_splitwise
 from .compare import Calibration, calibrate_step_cost, compare_replay, compare_vllm_bench, replay
 
 __all__ += ["compare_replay", "compare_vllm_bench", "calibrate_step_cost", "Calibration", "replay"]
+from .disaggregated import LINK_GB_PER_S, simulate_disaggregated, transfer_ms
+
+__all__ += ["simulate_disaggregated", "transfer_ms", "LINK_GB_PER_S"]

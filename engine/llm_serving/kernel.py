@@ -131,7 +131,7 @@ def _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs, pstream, pt
 def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budget,
           total_blocks, bs, chunked, prefix, warmup, start, first, finish, n_pre, cached, stats,
           itl_hist, tl_t, tl_run, tl_wait, tl_blocks, tl_pre, init_keys, out_keys, table,
-          entries, pool, hit_rows):
+          entries, pool, hit_rows, ready, first_in):
     """Serve every request; fills ``start`` (first scheduled), ``first``/``finish`` (ms), ``n_pre`` (preemptions),
     ``cached`` (prompt tokens found in the prefix cache at first admission), ``stats``,
     the ITL histogram of requests ≥ ``warmup`` and the per-step timeline (as long as
@@ -140,7 +140,9 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
     ``watermark`` blocks free.  ``init_keys``: blocks
     cached before the first request (least recently used first: a previous run's
     ``out_keys``); ``out_keys`` gets the shared-stream blocks cached at the end, in the
-    same order (their count in ``stats[S_CACHED_OUT]``)."""
+    same order (their count in ``stats[S_CACHED_OUT]``).  ``ready`` > 0: the request
+    arrives with that many tokens computed elsewhere and its first token already out at
+    ``first_in`` (ms): a disaggregated server's decode instance."""
     n = l.size
     base, pbase, a_tok, a_sq, d_seq, d_ctx, front = (cost[0], cost[1], cost[2], cost[3],
                                                      cost[4], cost[5], cost[6])
@@ -150,6 +152,11 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
     fref = np.zeros(n, np.int64)        # leading full blocks held as cache references
     admitted = np.zeros(n, np.bool_)
     last_tok = np.zeros(n)
+    for i in range(n):                  # requests whose prompt was computed elsewhere
+        if ready[i] > 0:
+            g[i] = 1
+            first[i] = first_in[i]
+            last_tok[i] = first_in[i]
     run = np.empty(n, np.int64)
     nrun = 0
     wq = np.empty(n + 1, np.int64)      # waiting queue: a ring, preempted ones to its head
@@ -219,7 +226,8 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                 r = wq[blk[B_WH]]
                 hit = 0
                 ev_hit = 0
-                if prefix:
+                arrived = ready[r] > 0 and not admitted[r]    # its KV came with it
+                if prefix and not arrived:
                     maxh = (l[r] + g[r] - 1) // bs
                     while hit < maxh:
                         e = bc.find(table, entries, _key(r, hit, bs, pstream, ptok))
@@ -229,12 +237,13 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                             ev_hit += 1
                         hit_rows[hit] = e
                         hit += 1
-                tk = l[r] + g[r] - hit * bs
+                base_tok = ready[r] if arrived else hit * bs
+                tk = l[r] + g[r] - base_tok
                 if chunked:
                     tk = min(tk, budget_left)
                 elif tk > budget_left and ns > 0:
                     break
-                need = (hit * bs + tk + bs - 1) // bs - hit
+                need = (base_tok + tk + bs - 1) // bs - hit
                 if need > blk[B_FREE] + blk[B_EVICTABLE] - ev_hit - watermark:
                     break
                 for j in range(hit):
@@ -249,7 +258,7 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                     admitted[r] = True
                     cached[r] = hit * bs
                     start[r] = t
-                c[r] = hit * bs
+                c[r] = base_tok
                 held[r] = hit + need
                 fref[r] = hit
                 if prefix and (fref[r] + 1) * bs <= c[r] + tk and (n_pre[r] > 0 or (

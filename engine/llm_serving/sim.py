@@ -8,6 +8,7 @@ one token; TPOT = (e2e − TTFT)/(output − 1).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 
 import numpy as np
@@ -115,34 +116,12 @@ def _prefixes(prefix_stream, prefix_tokens, l, o, n):
     return s, p
 
 
-def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, output_tokens,
-                     rate_per_s=None, arrivals=None, arrival_s=None, concurrency=None,
-                     n_requests=None, seed=None, warmup_requests=None,
-                     return_records=False, prefix_stream=None, prefix_tokens=None,
-                     timeline_steps=0, warm_prefix_cache=None):
-    """Serve requests step by step; a ``ServingResult`` (ms, per s).
-
-    Exactly one load: ``rate_per_s`` (Poisson), ``arrivals`` (an ``engine.arrivals``
-    process, or send times in s), ``arrival_s`` (replayed send times, s) or
-    ``concurrency`` (closed loop, all clients start at 0).  ``input_tokens`` /
-    ``output_tokens``: a whole number, one per request, or a law.  ``n_requests``:
-    default the trace's length or 20,000.  ``warmup_requests``: left out of the
-    summaries (default 0 for a replay and a closed loop, 10 % otherwise).
-    ``prefix_stream``/``prefix_tokens`` (one per request or one for all): request i's
-    first ``prefix_tokens[i]`` prompt tokens are the first tokens of token stream
-    ``prefix_stream[i]`` (−1: shares none; a system prompt of S tokens: stream 0, S; the
-    same prompt sent again: the same stream, its length).  ``prefix_tokens`` may run past
-    the prompt into the reply (at most prompt + reply − 1): a chat turn whose reply the
-    conversation's next turn repeats in its prompt (stream = the conversation).
-    ``timeline_steps``: keep the first that many steps as ``result.timeline``.
-    ``warm_prefix_cache``: the ``prefix_cache`` a previous run on the same server left
-    (its shared-stream blocks; streams are the same numbers across runs), so a set of
-    runs taken back to back without a restart can be replayed in order.
-    """
-    if not isinstance(cost, StepCost):
-        raise ValueError(f"cost must be a StepCost, got {type(cost).__name__}")
-    if not isinstance(scheduler, Scheduler):
-        raise ValueError(f"scheduler must be a Scheduler, got {type(scheduler).__name__}")
+def _workload(*, input_tokens, output_tokens, rate_per_s=None, arrivals=None,
+              arrival_s=None, concurrency=None, n_requests=None, seed=None,
+              warmup_requests=None):
+    """The requests a simulator serves, checked: (send times in ms, or zeros for a closed
+    loop; the closed loop's clients, 0 for an open loop; prompt and reply tokens; the
+    requests left out as warm-up).  The arguments as ``simulate_serving`` takes them."""
     given = [k for k, v in (("rate_per_s", rate_per_s), ("arrivals", arrivals),
                             ("arrival_s", arrival_s), ("concurrency", concurrency))
              if v is not None]
@@ -176,8 +155,6 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
         times = arrival_times(arrivals, n, rng)
     l = request_lengths(input_tokens, n, rng, "input_tokens")
     o = request_lengths(output_tokens, n, rng, "output_tokens")
-    check_fits(scheduler, l, o)
-    stream, shared = _prefixes(prefix_stream, prefix_tokens, l, o, n)
     if warmup_requests is None:
         w = 0 if (closed or replayed) else n // 10
     else:
@@ -185,7 +162,105 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
         if w >= n:
             raise ValueError(f"warmup_requests = {w} leaves none of the {n} requests counted")
     arr_ms = np.zeros(n) if times is None else times * 1e3
+    return arr_ms, closed, l, o, w
+
+
+def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, output_tokens,
+                     rate_per_s=None, arrivals=None, arrival_s=None, concurrency=None,
+                     n_requests=None, seed=None, warmup_requests=None,
+                     return_records=False, prefix_stream=None, prefix_tokens=None,
+                     timeline_steps=0, warm_prefix_cache=None):
+    """Serve requests step by step; a ``ServingResult`` (ms, per s).
+
+    Exactly one load: ``rate_per_s`` (Poisson), ``arrivals`` (an ``engine.arrivals``
+    process, or send times in s), ``arrival_s`` (replayed send times, s) or
+    ``concurrency`` (closed loop, all clients start at 0).  ``input_tokens`` /
+    ``output_tokens``: a whole number, one per request, or a law.  ``n_requests``:
+    default the trace's length or 20,000.  ``warmup_requests``: left out of the
+    summaries (default 0 for a replay and a closed loop, 10 % otherwise).
+    ``prefix_stream``/``prefix_tokens`` (one per request or one for all): request i's
+    first ``prefix_tokens[i]`` prompt tokens are the first tokens of token stream
+    ``prefix_stream[i]`` (−1: shares none; a system prompt of S tokens: stream 0, S; the
+    same prompt sent again: the same stream, its length).  ``prefix_tokens`` may run past
+    the prompt into the reply (at most prompt + reply − 1): a chat turn whose reply the
+    conversation's next turn repeats in its prompt (stream = the conversation).
+    ``timeline_steps``: keep the first that many steps as ``result.timeline``.
+    ``warm_prefix_cache``: the ``prefix_cache`` a previous run on the same server left
+    (its shared-stream blocks; streams are the same numbers across runs), so a set of
+    runs taken back to back without a restart can be replayed in order.
+    """
+    if not isinstance(cost, StepCost):
+        raise ValueError(f"cost must be a StepCost, got {type(cost).__name__}")
+    if not isinstance(scheduler, Scheduler):
+        raise ValueError(f"scheduler must be a Scheduler, got {type(scheduler).__name__}")
+    arr_ms, closed, l, o, w = _workload(
+        input_tokens=input_tokens, output_tokens=output_tokens, rate_per_s=rate_per_s,
+        arrivals=arrivals, arrival_s=arrival_s, concurrency=concurrency,
+        n_requests=n_requests, seed=seed, warmup_requests=warmup_requests)
+    check_fits(scheduler, l, o)
+    n = l.size
+    stream, shared = _prefixes(prefix_stream, prefix_tokens, l, o, n)
+    run = _serve_requests(cost, scheduler, arr_ms, l, o, closed=closed, warmup=w,
+                         stream=stream, shared=shared, timeline_steps=timeline_steps,
+                         warm_prefix_cache=warm_prefix_cache)
+    return run.result(return_records)
+
+
+@dataclass(frozen=True, eq=False)
+class _ServedRun:
+    """What the compiled loop filled for one server (times in ms, per request in send
+    order), and its summary (``result``)."""
+
+    arrival_ms: np.ndarray
+    start_ms: np.ndarray
+    first_ms: np.ndarray
+    finish_ms: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    preemptions: np.ndarray
+    cached_tokens: np.ndarray
+    stats: np.ndarray
+    itl_hist: np.ndarray
+    timeline: Timeline | None
+    prefix_cache: np.ndarray
+    kv_blocks: int | None
+    warmup: int
+
+    def records(self) -> ServingRecords:
+        return ServingRecords(
+            arrival_s=_ro(self.arrival_ms / 1e3), first_token_s=_ro(self.first_ms / 1e3),
+            finish_s=_ro(self.finish_ms / 1e3), input_tokens=_ro(self.input_tokens),
+            output_tokens=_ro(self.output_tokens), preemptions=_ro(self.preemptions),
+            cached_tokens=_ro(self.cached_tokens))
+
+    def result(self, return_records: bool = False):
+        st = self.stats
+        end = st[kernel.S_END_MS]
+        return summarize(
+            self.records(), warmup_requests=self.warmup,
+            queue_s=(self.start_ms - self.arrival_ms) / 1e3, itl_hist=self.itl_hist,
+            itl_edges_ms=ITL_EDGES_MS,
+            mean_running=st[kernel.S_RUN_AREA] / end if end > 0 else 0,
+            mean_waiting=st[kernel.S_WAIT_AREA] / end if end > 0 else 0,
+            kv_peak_fraction=(None if self.kv_blocks is None
+                              else st[kernel.S_PEAK_BLOCKS] / self.kv_blocks),
+            steps=int(st[kernel.S_STEPS]), timeline=self.timeline,
+            keep_records=return_records, prefix_cache=self.prefix_cache)
+
+
+def _serve_requests(cost: StepCost, scheduler: Scheduler, arrival_ms, l, o, *, closed=0,
+                   warmup=0, stream=None, shared=None, ready=None, first_in_ms=None,
+                   timeline_steps=0, warm_prefix_cache=None) -> _ServedRun:
+    """One server's compiled run over checked arrays: send times (ms, sorted), prompt
+    and reply tokens; ``ready`` > 0: tokens a request brings already computed (its first
+    token out at ``first_in_ms``: a disaggregated decode instance)."""
+    n = l.size
+    arr_ms = np.array(arrival_ms, dtype=float)
     vis = arr_ms + cost.frontend_ms
+    stream = np.full(n, -1, np.int64) if stream is None else stream
+    shared = np.zeros(n, np.int64) if shared is None else shared
+    ready = np.zeros(n, np.int64) if ready is None else np.asarray(ready, np.int64)
+    first_in = np.full(n, np.nan) if first_in_ms is None else np.asarray(first_in_ms, float)
     start = np.full(n, np.nan)
     first = np.full(n, np.nan)
     finish = np.full(n, np.nan)
@@ -207,32 +282,23 @@ def simulate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, outp
     else:
         cache = blockcache.new_cache(1)
     hit_rows = np.empty(int(np.max(l + o)) // scheduler.block_size + 1, np.int64)
-    kernel.serve(arr_ms, vis, closed, l, o, stream, shared, scheduler.watermark_blocks,
+    kernel.serve(arr_ms, vis, int(closed), l, o, stream, shared, scheduler.watermark_blocks,
                  cost.as_array(),
                  scheduler.max_num_seqs, scheduler.max_num_batched_tokens,
                  -1 if blocks is None else blocks, scheduler.block_size,
-                 scheduler.chunked_prefill, scheduler.prefix_caching, w, start, first, finish,
-                 n_pre, cached, stats, hist, *tl, warm, out_keys, *cache, hit_rows)
+                 scheduler.chunked_prefill, scheduler.prefix_caching, int(warmup), start,
+                 first, finish, n_pre, cached, stats, hist, *tl, warm, out_keys, *cache,
+                 hit_rows, ready, first_in)
     if stats[kernel.S_ERROR] != 0:      # pragma: no cover - a broken invariant
         raise RuntimeError(f"the serving simulator stopped with {int(np.sum(finish >= 0))} of "
                            f"{n} requests served (code {stats[kernel.S_ERROR]:g})")
-    records = ServingRecords(
-        arrival_s=_ro(arr_ms / 1e3), first_token_s=_ro(first / 1e3), finish_s=_ro(finish / 1e3),
-        input_tokens=_ro(l), output_tokens=_ro(o), preemptions=_ro(n_pre),
-        cached_tokens=_ro(cached))
-    end = stats[kernel.S_END_MS]
     kept = int(stats[kernel.S_TIMELINE])
     timeline = None
     if k:
         timeline = Timeline(_ro(tl[0][:kept] / 1e3), _ro(tl[1][:kept]), _ro(tl[2][:kept]),
                             _ro(tl[3][:kept]), _ro(tl[4][:kept]), blocks)
-    return summarize(
-        records, warmup_requests=w, queue_s=(start - arr_ms) / 1e3, itl_hist=hist,
-        itl_edges_ms=ITL_EDGES_MS, mean_running=stats[kernel.S_RUN_AREA] / end if end > 0 else 0,
-        mean_waiting=stats[kernel.S_WAIT_AREA] / end if end > 0 else 0,
-        kv_peak_fraction=None if blocks is None else stats[kernel.S_PEAK_BLOCKS] / blocks,
-        steps=int(stats[kernel.S_STEPS]), timeline=timeline, keep_records=return_records,
-        prefix_cache=_ro(out_keys[:int(stats[kernel.S_CACHED_OUT])]))
+    return _ServedRun(arr_ms, start, first, finish, l, o, n_pre, cached, stats, hist, timeline,
+                     _ro(out_keys[:int(stats[kernel.S_CACHED_OUT])]), blocks, int(warmup))
 
 
 def _warm_keys(warm, scheduler: Scheduler) -> np.ndarray:

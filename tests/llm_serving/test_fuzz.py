@@ -29,6 +29,7 @@ from engine.llm_serving import blockcache as serving_blockcache
 from engine.llm_serving import capacity as serving_capacity
 from engine.llm_serving import compare as serving_compare
 from engine.llm_serving import cost as serving_cost
+from engine.llm_serving import disaggregated as serving_disaggregated
 from engine.llm_serving import kernel as serving_kernel
 from engine.llm_serving import presets as serving_presets
 from engine.llm_serving import result as serving_result
@@ -295,6 +296,52 @@ def test_scheduler(settings_, tokens, data):
     bs = data.draw(st.integers(2, 4096))
     raises_naming("kv_cache_tokens", Scheduler, block_size=bs,
                   kv_cache_tokens=data.draw(st.integers(1, bs - 1)))
+
+
+# ============================================================ engine.llm_serving.disaggregated
+
+@fuzz(60)
+@given(served(max_n=30), served(max_n=30), cost_values(), cost_values(), st.integers(1, 3),
+       st.integers(1, 3), st.floats(1e3, 1e7), st.floats(0.01, 1e3), st.floats(0.0, 5.0),
+       st.sampled_from(["prefill_instances", "decode_instances", "link_gb_per_s",
+                        "kv_bytes_per_token", "link_latency_ms"]),
+       st.sampled_from([-1, math.nan, "x", None]))
+def test_simulate_disaggregated(pre, dec, pv, dv, n_p, n_d, kv_bytes, gb, latency, bad_name,
+                                bad):
+    """Every request served: first token after its send, finish after the first token
+    (one-token replies end at the prefill side), the copy's time between a first and a
+    second token; a bad instance count, link or KV size refused naming it."""
+    p_sched, l, _ = pre
+    d_sched, _, o = dec
+    n = min(l.size, o.size)
+    l, o = l[:n], o[:n]
+    need = blocks_needed(l, o, d_sched.block_size)
+    if d_sched.kv_blocks is not None and (
+            d_sched.kv_blocks - d_sched.watermark_blocks < need):
+        return
+    if p_sched.kv_blocks is not None and p_sched.kv_blocks - p_sched.watermark_blocks \
+            < blocks_needed(l, 1, p_sched.block_size):
+        return
+    if not p_sched.chunked_prefill and l.max() > p_sched.max_num_batched_tokens:
+        return
+    if not d_sched.chunked_prefill and l.max() > d_sched.max_num_batched_tokens:
+        return
+    args = dict(prefill_scheduler=p_sched, decode_scheduler=d_sched, prefill_instances=n_p,
+                decode_instances=n_d, kv_bytes_per_token=kv_bytes, link_gb_per_s=gb,
+                link_latency_ms=latency, input_tokens=l, output_tokens=o,
+                arrival_s=np.arange(n) * 0.01, return_records=True)
+    r = serving_disaggregated.simulate_disaggregated(StepCost(**pv), StepCost(**dv), **args)
+    tally(serving_disaggregated.simulate_disaggregated)
+    rec = r.records
+    check_records(rec, n)
+    assert np.all(rec.first_token_s >= rec.arrival_s) and np.all(rec.finish_s >= rec.first_token_s)
+    copy = serving_disaggregated.transfer_ms(l, kv_bytes, gb, latency)
+    tally(serving_disaggregated.transfer_ms)
+    two = o >= 2
+    assert np.all((rec.finish_s - rec.first_token_s)[two] * 1e3 >= copy[two] * (1 - 1e-9))
+    assert np.array_equal(rec.finish_s[~two], rec.first_token_s[~two])
+    raises_naming(bad_name, serving_disaggregated.simulate_disaggregated, StepCost(**pv),
+                  StepCost(**dv), **{**args, bad_name: bad})
 
 
 # ============================================================ engine.llm_serving.sim
@@ -1180,6 +1227,8 @@ FUZZED = {
                       "step_cost_from_csv": test_sources,
                       "fit_step_cost_vllm_bench": test_sources,
                       "StepCostFit": test_sources},
+    serving_disaggregated: {"simulate_disaggregated": test_simulate_disaggregated,
+                            "transfer_ms": test_simulate_disaggregated},
     serving_presets: {"serving_presets": test_serving_presets,
                       "load_serving_preset": test_serving_presets,
                       "ServingPreset": test_serving_presets},
