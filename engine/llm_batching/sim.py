@@ -144,22 +144,18 @@ def continuous_serving(k, tokens, b_max=None, kv_capacity_tokens=None, prompt_to
 
 def _continuous(arrivals, tokens, k, b_max, kv, prompt):
     """Continuous batching on the serving simulator: (start, finish, busy time, ∫R dt,
-    prompt steps), seconds.  ``start``: the start of the request's first prompt step, its
-    first token's time less the step's k1·j + k2 (j: the requests whose first token came
-    out at that instant); exact unless a preempted request recomputed in the same step
-    (then later than the truth by that recomputation's share of the step)."""
-    k1, k2 = k[0], k[1]
+    prompt steps), seconds.  ``start``: the start of the request's first prompt step (the
+    serving simulator's first scheduling)."""
     cost, scheduler, l, o = continuous_serving(k, tokens, b_max, kv, prompt)
     res = simulate_serving(cost, scheduler, input_tokens=l, output_tokens=o,
                            arrival_s=arrivals, warmup_requests=0, return_records=True)
     rec = res.records
     first = np.asarray(rec.first_token_s, dtype=float)
-    _, group, joined = np.unique(first, return_inverse=True, return_counts=True)
-    # waits and sojourns on the serving simulator's own clock (ms / 1000, where first token
-    # ≥ send holds exactly), then from this run's arrivals: never negative by rounding
+    joined = np.unique(first).size
+    # waits and sojourns on the serving simulator's own clock (ms / 1000, where first
+    # scheduling ≥ send holds exactly), then from this run's arrivals: never negative
     sent = np.asarray(rec.arrival_s, dtype=float)
-    ttft = first - sent
-    wait = np.minimum(np.maximum(ttft - (k1 * joined[group] + k2), 0.0), ttft)
+    wait = np.maximum(np.asarray(rec.scheduled_s, dtype=float) - sent, 0.0)
     start = arrivals + wait
     finish = arrivals + (np.asarray(rec.finish_s, dtype=float) - sent)
     # the GPU computes whenever a request is in the system: busy = |∪ [arrival, finish]|
@@ -168,7 +164,7 @@ def _continuous(arrivals, tokens, k, b_max, kv, prompt):
     ends = np.append(reach[np.flatnonzero(opens)[1:] - 1], reach[-1])
     busy = float(np.sum(ends - arrivals[opens]))
     area = float(res.mean_running) * float(finish.max())
-    return start, finish, busy, area, joined.size
+    return start, finish, busy, area, joined
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,8 @@ def simulate_disaggregated(prefill_cost: StepCost, decode_cost: StepCost, *,
     records = ServingRecords(
         arrival_s=_ro(arr_ms / 1e3), first_token_s=_ro(first / 1e3),
         finish_s=_ro(finish / 1e3), input_tokens=_ro(l), output_tokens=_ro(o),
-        preemptions=_ro(pre_p + pre_d), cached_tokens=_ro(cached))
+        preemptions=_ro(pre_p + pre_d), cached_tokens=_ro(cached),
+        scheduled_s=_ro(start / 1e3))
     span = max(end, float(np.max(finish)))
     return summarize(
         records, warmup_requests=w, queue_s=(start - arr_ms) / 1e3, itl_hist=hist,

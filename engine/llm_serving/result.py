@@ -85,7 +85,8 @@ def _frozen(a, dtype=float) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class ServingRecords:
     """Per request, in send order: send time, first token and finish (s), prompt and
-    reply tokens, preemptions, prompt tokens found in the prefix cache."""
+    reply tokens, preemptions, prompt tokens found in the prefix cache, and (simulated
+    runs) when it was first scheduled (s)."""
 
     arrival_s: np.ndarray
     first_token_s: np.ndarray
@@ -94,6 +95,7 @@ class ServingRecords:
     output_tokens: np.ndarray
     preemptions: np.ndarray
     cached_tokens: np.ndarray
+    scheduled_s: np.ndarray | None = None
 
     @property
     def n_requests(self) -> int:
@@ -120,7 +122,9 @@ class ServingRecords:
             "arrival_s": self.arrival_s, "first_token_s": self.first_token_s,
             "finish_s": self.finish_s, "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens, "preemptions": self.preemptions,
-            "cached_tokens": self.cached_tokens, "ttft_ms": self.ttft_ms,
+            "cached_tokens": self.cached_tokens,
+            **({} if self.scheduled_s is None else {"scheduled_s": self.scheduled_s}),
+            "ttft_ms": self.ttft_ms,
             "tpot_ms": self.tpot_ms, "e2e_ms": self.e2e_ms})
 
 

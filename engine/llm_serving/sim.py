@@ -231,7 +231,7 @@ class _ServedRun:
             arrival_s=_ro(self.arrival_ms / 1e3), first_token_s=_ro(self.first_ms / 1e3),
             finish_s=_ro(self.finish_ms / 1e3), input_tokens=_ro(self.input_tokens),
             output_tokens=_ro(self.output_tokens), preemptions=_ro(self.preemptions),
-            cached_tokens=_ro(self.cached_tokens))
+            cached_tokens=_ro(self.cached_tokens), scheduled_s=_ro(self.start_ms / 1e3))
 
     def result(self, return_records: bool = False):
         st = self.stats
