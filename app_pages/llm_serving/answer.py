@@ -34,14 +34,14 @@ def unstable_message(lam: float, cap) -> str:
 
 
 def slo_answer(found) -> str:
-    if found.rate <= 0:
-        return f"none (fails even at {rate(found.fails_at)})"
-    return rate(found.rate)
+    if found.rate_per_s <= 0:
+        return f"none (fails even at {rate(found.fails_at_per_s)})"
+    return rate(found.rate_per_s)
 
 
 def rows(lam: float, cap, run, slo, found, arrivals: str = "Poisson arrivals") -> list:
     """(label, value with units) at load ``lam``: ``run`` the simulation there (None past
-    capacity), ``found`` the largest load meeting the target (``data.SloSearch``);
+    capacity), ``found`` the largest load meeting the target (``engine.llm_serving.SloRate``);
     ``arrivals``: the arrival model the simulations assume, in words."""
     share = lam / cap.rate_per_s
     head = [("Load", f"{rate(lam)} ({format_percent(share, 0)} of capacity)")]
@@ -88,7 +88,7 @@ def comparison(run, approx, n: int) -> str:
 def metrics(lam: float, cap, run, found) -> dict:
     """What a pinned baseline is compared on (names carry units)."""
     out = {"capacity (requests/s)": cap.rate_per_s,
-           "largest load meeting the target (requests/s)": found.rate}
+           "largest load meeting the target (requests/s)": found.rate_per_s}
     if run is not None:
         out.update({"TTFT p99 (ms)": run.ttft_ms.p99, "TPOT p99 (ms)": run.tpot_ms.p99,
                     "end-to-end p99 (ms)": run.e2e_ms.p99})

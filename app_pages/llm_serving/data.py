@@ -123,39 +123,21 @@ def sweep(s, bar=None) -> Sweep:
 
 def meets(result: ls.ServingResult, slo) -> bool:
     """Whether ``slo.pct`` % of the run's requests meet both limits."""
-    return result.goodput_fraction(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
-                                   percentile=slo.pct) > 0
-
-
-@dataclass(frozen=True)
-class SloSearch:
-    """The largest load found meeting the target: it holds at ``rate`` (0: at no load
-    tried) and fails at ``fails_at`` (the capacity when it held at every load tried)."""
-
-    rate: float
-    fails_at: float
-    simulations: int
+    return ls.meets_target(result, ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
+                           percentile=slo.pct)
 
 
 @memo(CACHE_SIZE)
-def slo_rate(s, slo, bar=None) -> SloSearch:
-    """Bisection over simulated loads: the sweep brackets the largest load meeting the
-    target (the last of its leading loads that meet it, the next that fails), then
-    ``BISECT_STEPS`` more simulations halve the bracket each."""
+def slo_rate(s, slo, bar=None) -> ls.SloRate:
+    """The largest load meeting the target (``engine.llm_serving.largest_rate_meeting``
+    over the memoised runs of the sweep, then ``BISECT_STEPS`` more)."""
     sw = sweep(s, bar)
-    ok = [meets(r, slo) for r in sw.results]
-    k = ok.index(False) if False in ok else len(ok)
-    lo = float(sw.rate[k - 1]) if k else 0.0
-    hi = float(sw.rate[k]) if k < len(ok) else float(capacity(s).rate_per_s)
-    for i in range(BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
-        if bar is not None:
-            bar.progress((i + 1) / BISECT_STEPS, "Searching the largest load meeting the target…")
-        if meets(sim_point(s, mid), slo):
-            lo = mid
-        else:
-            hi = mid
-    return SloSearch(lo, hi, len(ok) + BISECT_STEPS)
+    if bar is not None:
+        bar.progress(1.0, "Searching the largest load meeting the target…")
+    return ls.largest_rate_meeting(
+        lambda rate: sim_point(s, rate), capacity_per_s=capacity(s).rate_per_s,
+        ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, percentile=slo.pct, shares=SWEEP,
+        refine=BISECT_STEPS, results=sw.results)
 
 
 @memo(CACHE_SIZE)

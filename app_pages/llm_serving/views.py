@@ -113,7 +113,7 @@ def latency_figures(s, slo, baseline=None) -> tuple:
             limit_label=f"target: {unit} ≤ {limit:,.4g} ms at p{slo.pct}",
             approx_label=_approx_label(s), sim_suffix=_sim_suffix(s),
             baseline=None if base is None else (base.rate, base.stat(metric, 99)),
-            meets_up_to=found.rate)))
+            meets_up_to=found.rate_per_s)))
     return tuple(out)
 
 

@@ -39,3 +39,6 @@ __all__ += ["compare_replay", "compare_vllm_bench", "calibrate_step_cost", "Cali
 from .disaggregated import LINK_GB_PER_S, simulate_disaggregated, transfer_ms
 
 __all__ += ["simulate_disaggregated", "transfer_ms", "LINK_GB_PER_S"]
+from .slo import SloRate, largest_rate_meeting, meets_target
+
+__all__ += ["largest_rate_meeting", "meets_target", "SloRate"]

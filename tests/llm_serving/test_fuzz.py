@@ -35,6 +35,7 @@ from engine.llm_serving import presets as serving_presets
 from engine.llm_serving import result as serving_result
 from engine.llm_serving import scheduler as serving_scheduler
 from engine.llm_serving import sim as serving_sim
+from engine.llm_serving import slo as serving_slo
 from engine.llm_serving import sources as serving_sources
 from engine.llm_serving.cost import StepCost
 from engine.llm_serving.scheduler import Scheduler
@@ -342,6 +343,41 @@ def test_simulate_disaggregated(pre, dec, pv, dv, n_p, n_d, kv_bytes, gb, latenc
     assert np.array_equal(rec.finish_s[~two], rec.first_token_s[~two])
     raises_naming(bad_name, serving_disaggregated.simulate_disaggregated, StepCost(**pv),
                   StepCost(**dv), **{**args, bad_name: bad})
+
+
+# ============================================================ engine.llm_serving.slo
+
+@fuzz(200)
+@given(st.floats(1e-3, 1e4), st.floats(0.0, 1.5), st.floats(0.5, 100.0, exclude_max=True),
+       st.lists(st.floats(0.01, 1.0), min_size=1, max_size=8, unique=True),
+       st.integers(0, 8), st.sampled_from(["capacity_per_s", "ttft_ms", "tpot_ms",
+                                           "percentile"]),
+       st.sampled_from([0.0, -1.0, math.nan, "x", 100.0]))
+def test_largest_rate_meeting(cap, share_ok, pct, shares, refine, bad_name, bad):
+    """Over a stand-in run that meets the target below share_ok × capacity: the answer
+    holds, the next rate fails, both within [0, capacity]; bad arguments named."""
+    shares = sorted(shares)
+    limit = share_ok * cap
+
+    class Run:
+        def __init__(self, rate):
+            self.ok = rate <= limit
+
+        def goodput_fraction(self, *, ttft_ms, tpot_ms, percentile):
+            return 1.0 if self.ok else 0.0
+
+    got = serving_slo.largest_rate_meeting(Run, capacity_per_s=cap, ttft_ms=1.0,
+                                           tpot_ms=1.0, percentile=pct, shares=shares,
+                                           refine=refine)
+    tally(serving_slo.largest_rate_meeting)
+    tally(serving_slo.meets_target)
+    assert 0.0 <= got.rate_per_s <= got.fails_at_per_s <= cap * (1 + 1e-12)
+    assert got.rate_per_s == 0.0 or got.rate_per_s <= limit
+    assert got.fails_at_per_s >= min(limit, cap) or got.fails_at_per_s == cap
+    args = dict(capacity_per_s=cap, ttft_ms=1.0, tpot_ms=1.0, percentile=pct)
+    if not (bad_name == "capacity_per_s" and bad == 100.0) and not (
+            bad_name in ("ttft_ms", "tpot_ms") and bad == 100.0):
+        raises_naming(bad_name, serving_slo.largest_rate_meeting, Run, **{**args, bad_name: bad})
 
 
 # ============================================================ engine.llm_serving.sim
@@ -1229,6 +1265,9 @@ FUZZED = {
                       "StepCostFit": test_sources},
     serving_disaggregated: {"simulate_disaggregated": test_simulate_disaggregated,
                             "transfer_ms": test_simulate_disaggregated},
+    serving_slo: {"largest_rate_meeting": test_largest_rate_meeting,
+                  "meets_target": (test_largest_rate_meeting, "largest_rate_meeting"),
+                  "SloRate": (test_largest_rate_meeting, "largest_rate_meeting")},
     serving_presets: {"serving_presets": test_serving_presets,
                       "load_serving_preset": test_serving_presets,
                       "ServingPreset": test_serving_presets},

@@ -33,12 +33,13 @@ def test_sweep_loads_are_below_capacity_and_tpot_grows(scenario):
 def test_slo_search_brackets_the_largest_load(scenario):
     slo = Slo(1000.0, 100.0, 90)
     found = data.slo_rate(scenario, slo)
-    assert 0 < found.rate < found.fails_at <= data.capacity(scenario).rate_per_s
-    assert data.meets(data.sim_point(scenario, found.rate), slo)
-    assert not data.meets(data.sim_point(scenario, found.fails_at), slo)
-    assert found.fails_at - found.rate <= 0.25 * data.capacity(scenario).rate_per_s / 2 ** 4 + 1e-9
+    assert 0 < found.rate_per_s < found.fails_at_per_s <= data.capacity(scenario).rate_per_s
+    assert data.meets(data.sim_point(scenario, found.rate_per_s), slo)
+    assert not data.meets(data.sim_point(scenario, found.fails_at_per_s), slo)
+    cap = data.capacity(scenario).rate_per_s
+    assert found.fails_at_per_s - found.rate_per_s <= 0.25 * cap / 2 ** 4 + 1e-9
     tighter = data.slo_rate(scenario, Slo(500.0, 60.0, 90))
-    assert tighter.rate < found.rate
+    assert tighter.rate_per_s < found.rate_per_s
 
 
 def test_the_run_at_a_load_keeps_its_timeline(scenario):

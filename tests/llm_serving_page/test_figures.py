@@ -95,14 +95,14 @@ def test_axis_top_and_slider_step_are_round():
 def test_answer_rows_say_unstable_with_the_limit():
     cap = ls.CapacityLimit(rate_per_s=5.0, seats=83.3, step_ms=60.0, binding="KV cache",
                            exact=False)
-    found = data.SloSearch(rate=4.0, fails_at=4.2, simulations=10)
+    found = ls.SloRate(rate_per_s=4.0, fails_at_per_s=4.2, simulations=10)
     rows = dict(answer.rows(6.0, cap, None, type("S", (), {"pct": 90})(), found))
     assert rows["TTFT p50"] == "unstable (> 5 requests/s)"
     assert rows["Load"] == "6 requests/s (120 % of capacity)"
     assert rows["Limit that binds"] == "the KV cache (83.3 seats, approximate)"
     msg = answer.unstable_message(6.0, cap)
     assert msg.startswith("Unstable: the server carries at most 5 requests/s")
-    assert answer.slo_answer(data.SloSearch(0.0, 0.3, 10)) == \
+    assert answer.slo_answer(ls.SloRate(0.0, 0.3, 10)) == \
         "none (fails even at 0.3 requests/s)"
     assert answer.ms(math.nan) == "n/a"
 
