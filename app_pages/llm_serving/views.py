@@ -40,11 +40,18 @@ FORMULAS = [
      "the approximation: a birth-death chain of the requests in the server; with k running "
      "(k ≤ S) requests complete at rate μ_k, beyond S they wait for a seat (W); Poisson "
      "arrivals; means only"),
-    ("\\text{TTFT} \\approx t_{\\text{front}} + \\tfrac{1}{2}\\,\\text{step} + "
-     "W\\,\\frac{1 + \\text{SCV}_o}{2} + \\text{prompt step},\\qquad "
-     "\\text{TPOT} \\approx \\text{the step a decoding request sees}",
-     "TTFT: front end, the rest of the step in progress, the wait for a seat (scaled by the "
-     "reply length's squared coefficient of variation) and the request's own prompt step"),
+    ("s' = A + W(s),\\quad E[s] = \\frac{A}{1-\\rho},\\quad "
+     "\\text{TTFT} \\approx t_{\\text{front}} + W_{\\text{seat}}\\frac{1+\\text{SCV}_o}{2} + "
+     "\\frac{E[s^2]}{2E[s]} + A + \\rho\\frac{E[s^2]}{E[s]} + E[w]",
+     "the approximation's TTFT: prompts arriving during a step are computed in the next "
+     "(A: the step's decoding part, W(s): the prompt work w = a·l + a₂·l² that arrived "
+     "during s, ρ = λE[w]); a request waits the rest of the step in progress, then its own "
+     "step; TPOT ≈ the step a decoding request sees"),
+    ("\\text{KV tokens} = \\Big\\lfloor \\frac{\\text{TP}\\cdot\\text{memory}\\cdot u - "
+     "\\text{weights} - \\text{activations}}{2 \\cdot \\text{layers} \\cdot "
+     "\\text{KV heads} \\cdot \\text{head dim} \\cdot \\text{bytes}} \\Big\\rfloor",
+     "the KV cache a GPU holds, as vLLM sizes it (engine.llm_serving.kv_capacity_tokens; u: "
+     "gpu_memory_utilization); Qwen2.5-7B in BF16: 57,344 bytes a token"),
     ("\\text{SLO met at }\\lambda \\iff \\frac{\\#\\{\\text{TTFT} \\le x,\\ \\text{TPOT} \\le y\\}}"
      "{n} \\ge p",
      "the largest load meeting the target: bisection over simulated loads (DistServe's "
