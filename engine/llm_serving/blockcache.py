@@ -6,7 +6,8 @@ Arrays, not dictionaries (a numba dictionary costs ~50-100 ns an operation, the 
 cache makes several per block): an open-addressing hash table ``table`` (power-of-two
 size, linear probing, deletion by backward shift) of indices into ``entries`` (one row
 per cached block: key, references, previous and next in the eviction list, blocks), a
-stack of unused rows ``pool``, and the scalars in ``state``.
+stack of unused rows ``pool``, and the scalars in ``state`` (``VERSION`` counts every change
+of which keys are cached or unreferenced, so a caller may keep a lookup while it holds).
 
 A row without a key (``add_run``) stands for a run of blocks nobody can ever find again
 (a finished request's own blocks): it keeps their place in the eviction order at the cost
@@ -19,7 +20,7 @@ import numpy as np
 from ..core.jit import compiled
 
 KEY, REFS, PREV, NEXT, COUNT = range(5)
-HEAD, TAIL, POOL_TOP, EVICTABLE, FREE = range(5)     # slots of ``state``
+HEAD, TAIL, POOL_TOP, EVICTABLE, FREE, VERSION = range(6)   # slots of ``state``
 NONE = -1
 
 
@@ -40,9 +41,11 @@ def new_cache(capacity: int):
 
 @compiled
 def _slot(table, key):
-    """Home slot of ``key`` (stream × 2²² + block): the stream folded onto the block
-    index, shifts and xors only (no overflow on either backend)."""
-    return (key ^ (key >> 22) ^ (key >> 41)) & (table.size - 1)
+    """Home slot of ``key`` (stream × 2²² + block): multiplicative hashing of its two
+    halves by odd constants (each product under 2⁶², their sum under 2⁶³: no overflow on
+    either backend), the high bits folded onto the low ones."""
+    h = (key & 0x7FFFFFFF) * 1481765933 + (key >> 31) * 625341585
+    return (h ^ (h >> 24)) & (table.size - 1)
 
 
 @compiled
@@ -73,6 +76,7 @@ def _unlink(entries, state, e):
     entries[e, PREV] = NONE
     entries[e, NEXT] = NONE
     state[EVICTABLE] -= entries[e, COUNT]
+    state[VERSION] += 1
 
 
 @compiled
@@ -86,6 +90,7 @@ def _append(entries, state, e):
         entries[t, NEXT] = e
     state[TAIL] = e
     state[EVICTABLE] += entries[e, COUNT]
+    state[VERSION] += 1
 
 
 @compiled
@@ -193,4 +198,5 @@ def add(table, entries, pool, state, key, refs):
     while table[i] != NONE:
         i = (i + 1) & mask
     table[i] = e
+    state[VERSION] += 1
     return e

@@ -28,10 +28,10 @@ INV_LOG_RATIO = 1.0 / np.log(ITL_RATIO)
 KEY_SHIFT = 1 << 22         # blocks per token stream in a prefix-cache key
 OWN_STREAMS = 1 << 20       # request r's own tokens are stream OWN_STREAMS + r (shared: below)
 # block and queue state shared by the helpers (the first five are the cache's own)
-B_HEAD, B_TAIL, B_POOL, B_EVICTABLE, B_FREE = (bc.HEAD, bc.TAIL, bc.POOL_TOP, bc.EVICTABLE,
-                                               bc.FREE)
-B_WH, B_WS, B_PREEMPTED = 5, 6, 7
-N_BLK = 8
+B_HEAD, B_TAIL, B_POOL, B_EVICTABLE, B_FREE, B_VERSION = (
+    bc.HEAD, bc.TAIL, bc.POOL_TOP, bc.EVICTABLE, bc.FREE, bc.VERSION)
+B_WH, B_WS, B_PREEMPTED = 6, 7, 8
+N_BLK = 9
 
 
 @compiled
@@ -164,6 +164,10 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
     sched = np.empty(n, np.int64)
     take = np.empty(n, np.int64)
     unbounded = total_blocks < 0
+    looked_r = -1                       # the last prefix lookup, kept while nothing changes
+    looked_at = -1
+    looked_hit = 0
+    looked_ev = 0
     blk = np.zeros(N_BLK, np.int64)     # the cache's list ends and counts, the queue ring
     blk[B_HEAD] = bc.NONE
     blk[B_TAIL] = bc.NONE
@@ -228,15 +232,23 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                 ev_hit = 0
                 arrived = ready[r] > 0 and not admitted[r]    # its KV came with it
                 if prefix and not arrived:
-                    maxh = (l[r] + g[r] - 1) // bs
-                    while hit < maxh:
-                        e = bc.find(table, entries, _key(r, hit, bs, pstream, ptok))
-                        if e == bc.NONE:
-                            break
-                        if entries[e, bc.REFS] == 0:
-                            ev_hit += 1
-                        hit_rows[hit] = e
-                        hit += 1
+                    if looked_r == r and looked_at == blk[B_VERSION]:
+                        hit = looked_hit            # nothing cached changed: the same hit
+                        ev_hit = looked_ev
+                    else:
+                        maxh = (l[r] + g[r] - 1) // bs
+                        while hit < maxh:
+                            e = bc.find(table, entries, _key(r, hit, bs, pstream, ptok))
+                            if e == bc.NONE:
+                                break
+                            if entries[e, bc.REFS] == 0:
+                                ev_hit += 1
+                            hit_rows[hit] = e
+                            hit += 1
+                        looked_r = r
+                        looked_at = blk[B_VERSION]
+                        looked_hit = hit
+                        looked_ev = ev_hit
                 base_tok = ready[r] if arrived else hit * bs
                 tk = l[r] + g[r] - base_tok
                 if chunked:

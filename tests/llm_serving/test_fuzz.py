@@ -1021,7 +1021,7 @@ BC_OPS = st.lists(st.tuples(st.sampled_from(["add0", "add1", "find", "hold", "dr
 
 
 def bc_state(pool):
-    state = np.zeros(5, np.int64)
+    state = np.zeros(BC.VERSION + 1, np.int64)
     state[BC.HEAD] = state[BC.TAIL] = BC.NONE
     state[BC.POOL_TOP] = pool.size
     return state
