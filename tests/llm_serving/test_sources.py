@@ -505,8 +505,9 @@ def test_fit_result_is_frozen():
 
 # ------------------------------------------------------------------------------- presets
 
-PRESET_IDS = ("distserve_vllm_a100_opt_13b", "splitwise_a100_llama2_70b_tp2",
-              "splitwise_a100_llama2_70b_tp4", "splitwise_a100_llama2_70b_tp8",
+PRESET_IDS = ("distserve_vllm_a100_opt_13b", "splitwise_a100_bloom_176b_tp8",
+              "splitwise_a100_llama2_70b_tp2", "splitwise_a100_llama2_70b_tp4",
+              "splitwise_a100_llama2_70b_tp8", "splitwise_h100_bloom_176b_tp8",
               "splitwise_h100_llama2_70b_tp2", "splitwise_h100_llama2_70b_tp4",
               "splitwise_h100_llama2_70b_tp8", "vllm_rtx4090_qwen2_5_7b")
 
