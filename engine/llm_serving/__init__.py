@@ -8,7 +8,8 @@ prefix cache; TTFT and TPOT.
 * ``Scheduler``: ``max_num_seqs``, ``max_num_batched_tokens``, ``kv_cache_tokens``,
   ``block_size``, ``chunked_prefill``, ``prefix_caching``
 * ``simulate_serving``: the compiled step-by-step simulator, open or closed loop;
-  ``simulate_disaggregated``: prefill and decode on separate instances
+  ``simulate_disaggregated``: prefill and decode on separate instances;
+  ``simulate_fleet``: replicas behind a dispatcher (random, round robin)
 * ``ServingResult``: TTFT, TPOT, ITL, e2e and queue summaries, throughput, KV use,
   preemptions; ``ServingRecords`` per request
 * ``max_rate_per_s`` (capacity), ``approximate_serving`` (means without simulation),
@@ -24,6 +25,7 @@ from .compare import (Calibration, calibrate_step_cost, compare_replay, compare_
                       replay)
 from .cost import StepCost, kv_bytes_per_token, kv_capacity_tokens
 from .disaggregated import LINK_GB_PER_S, simulate_disaggregated, transfer_ms
+from .fleet import DISPATCH, simulate_fleet
 from .presets import ServingPreset, load_serving_preset, serving_presets
 from .result import LatencySummary, ServingRecords, ServingResult, Timeline, summarize
 from .scheduler import Scheduler
@@ -33,7 +35,8 @@ from .sources import (StepCostFit, fit_step_cost_vllm_bench, step_cost_from_csv,
                       step_cost_from_distserve, step_cost_from_splitwise)
 
 __all__ = [
-    "StepCost", "Scheduler", "simulate_serving", "simulate_disaggregated", "ServingResult",
+    "StepCost", "Scheduler", "simulate_serving", "simulate_disaggregated", "simulate_fleet",
+    "DISPATCH", "ServingResult",
     "ServingRecords", "LatencySummary", "Timeline", "summarize", "kv_capacity_tokens",
     "kv_bytes_per_token", "transfer_ms", "LINK_GB_PER_S",
     "max_rate_per_s", "capacity_limit", "CapacityLimit", "approximate_serving",

@@ -30,6 +30,7 @@ from engine.llm_serving import capacity as serving_capacity
 from engine.llm_serving import compare as serving_compare
 from engine.llm_serving import cost as serving_cost
 from engine.llm_serving import disaggregated as serving_disaggregated
+from engine.llm_serving import fleet as serving_fleet
 from engine.llm_serving import kernel as serving_kernel
 from engine.llm_serving import presets as serving_presets
 from engine.llm_serving import result as serving_result
@@ -378,6 +379,29 @@ def test_largest_rate_meeting(cap, share_ok, pct, shares, refine, bad_name, bad)
     if not (bad_name == "capacity_per_s" and bad == 100.0) and not (
             bad_name in ("ttft_ms", "tpot_ms") and bad == 100.0):
         raises_naming(bad_name, serving_slo.largest_rate_meeting, Run, **{**args, bad_name: bad})
+
+
+# ============================================================ engine.llm_serving.fleet
+
+@fuzz(60)
+@given(served(max_n=40), cost_values(), st.integers(1, 5), st.sampled_from(["random",
+                                                                            "round_robin"]),
+       st.sampled_from([("replicas", 0), ("replicas", 1.5), ("replicas", None),
+                        ("dispatch", "least"), ("dispatch", None)]))
+def test_simulate_fleet(case, values, replicas, dispatch, bad):
+    """Every request served once, in order of its own times; round robin puts request i
+    on replica i mod R; bad replicas or dispatch refused naming them."""
+    sched, l, o = case
+    n = l.size
+    args = dict(replicas=replicas, dispatch=dispatch, input_tokens=l, output_tokens=o,
+                arrival_s=np.arange(n) * 0.005, return_records=True)
+    r = serving_fleet.simulate_fleet(StepCost(**values), sched, **args)
+    tally(serving_fleet.simulate_fleet)
+    check_records(r.records, n)
+    assert np.all(r.records.first_token_s >= r.records.arrival_s)
+    assert np.all(r.records.finish_s >= r.records.first_token_s)
+    raises_naming(bad[0], serving_fleet.simulate_fleet, StepCost(**values), sched,
+                  **{**args, bad[0]: bad[1]})
 
 
 # ============================================================ engine.llm_serving.sim
@@ -1265,6 +1289,7 @@ FUZZED = {
                       "StepCostFit": test_sources},
     serving_disaggregated: {"simulate_disaggregated": test_simulate_disaggregated,
                             "transfer_ms": test_simulate_disaggregated},
+    serving_fleet: {"simulate_fleet": test_simulate_fleet},
     serving_slo: {"largest_rate_meeting": test_largest_rate_meeting,
                   "meets_target": (test_largest_rate_meeting, "largest_rate_meeting"),
                   "SloRate": (test_largest_rate_meeting, "largest_rate_meeting")},
