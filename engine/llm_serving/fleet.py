@@ -4,15 +4,15 @@
 the compiled loop of ``simulate_serving``; the fleet's summary comes from all requests'
 records (one ``ServingResult``), so the dispatch policy shows in the percentiles.
 
-Policies whose choice does not depend on the replicas' state:
+Policies:
 
 * ``"random"``: each request to a replica drawn uniformly (each replica sees the stream
   thinned at random: for Poisson arrivals, Poisson at rate λ/R);
 * ``"round_robin"``: request i to replica i mod R (for Poisson arrivals each replica sees
-  Erlang-R gaps: smoother than random, so shorter queues).
-
-State-dependent policies (least outstanding requests, what LLM routers also offer) need
-the replicas simulated jointly; they are not here yet.
+  Erlang-R gaps: smoother than random, so shorter queues);
+* ``"least_outstanding"``: each request to the replica with the fewest requests sent to it
+  and not finished at its send (the lowest-numbered on a tie), what LLM routers offer:
+  the replicas are simulated jointly, each advanced to every send.
 """
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ from .cost import StepCost
 from .result import ServingRecords, summarize
 from .scheduler import Scheduler
 from .sim import ITL_EDGES_MS, _ro, _serve_requests, _workload, check_fits
+from . import blockcache
 
 __all__ = ["simulate_fleet", "DISPATCH"]
 
-DISPATCH = ("random", "round_robin")
+DISPATCH = ("random", "round_robin", "least_outstanding")
 REPLICAS = Domain("replicas", "servers", low=1.0, high=100_000.0, integer=True,
                   typical=(1, 64), description="identical servers behind the dispatcher")
 
@@ -56,7 +57,9 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
                                    warmup_requests=warmup_requests)
     check_fits(scheduler, l, o)
     n = l.size
-    if dispatch == "round_robin":
+    if dispatch == "least_outstanding":
+        where = _least_outstanding(cost, scheduler, arr_ms, l, o, r_count)
+    elif dispatch == "round_robin":
         where = np.arange(n) % r_count
     else:
         where = np.random.default_rng([0 if seed is None else int(seed), 1]).integers(
@@ -88,3 +91,66 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
         kv_peak_fraction=peak if scheduler.kv_blocks is not None else None,
         keep_records=return_records,
         notes=(f"{r_count} replicas, {dispatch.replace('_', ' ')} dispatch",))
+
+
+def _least_outstanding(cost, scheduler, arr_ms, l, o, r_count) -> np.ndarray:
+    """The replica each request goes to under least-outstanding dispatch: every replica
+    advanced (``kernel.advance``) to each send in turn, its outstanding requests counted
+    then (those finishing in a step that ends after the send still count)."""
+    n = l.size
+    blocks = scheduler.kv_blocks
+    hit_rows = np.empty(int(np.max(l + o)) // scheduler.block_size + 1, np.int64)
+    costs = cost.as_array()
+    reps = []
+    for _ in range(r_count):
+        if scheduler.prefix_caching:
+            rows = blocks if blocks is not None else int(np.sum((l + o) // scheduler.block_size
+                                                               + 1))
+            cache = blockcache.new_cache(max(rows, 1))
+        else:
+            cache = blockcache.new_cache(1)
+        rep = {"arr": np.zeros(n), "vis": np.zeros(n), "l": np.ones(n, np.int64),
+               "o": np.ones(n, np.int64), "cache": cache, "idx": []}
+        none = np.zeros(n, np.int64)
+        rep["ready"], rep["stream"], rep["shared"] = none, np.full(n, -1, np.int64), none
+        rep["arrays"] = [np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
+                         np.zeros(n, np.int64), np.zeros(n, np.int64),
+                         np.zeros(kernel.N_STATS), np.zeros(kernel.ITL_BINS, np.int64)]
+        rep["state"] = kernel.new_state(n, 0, -1 if blocks is None else blocks, cache[2],
+                                        cache[0], cache[1], np.zeros(0, np.int64),
+                                        rep["arr"], rep["vis"], costs[6], rep["arrays"][1],
+                                        rep["ready"], np.full(n, np.nan))
+        reps.append(rep)
+    empty_tl = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def advance(rep, until, final=False):
+        start, first, finish, n_pre, cached, stats, hist = rep["arrays"]
+        table, entries, pool = rep["cache"]
+        kernel.advance(rep["arr"], rep["vis"], 0, rep["l"], rep["o"], rep["stream"],
+                       rep["shared"], scheduler.watermark_blocks, costs, scheduler.max_num_seqs,
+                       scheduler.max_num_batched_tokens, -1 if blocks is None else blocks,
+                       scheduler.block_size, scheduler.chunked_prefill,
+                       scheduler.prefix_caching, 0, start, first, finish, n_pre, cached,
+                       stats, hist, *empty_tl, np.zeros(0, np.int64), table, entries, pool,
+                       hit_rows, rep["ready"], *rep["state"], until, len(rep["idx"]), final)
+
+    where = np.empty(n, np.int64)
+    for k in range(n):
+        a = arr_ms[k]
+        best, best_count = 0, None
+        for i, rep in enumerate(reps):
+            advance(rep, a + cost.frontend_ms)
+            sc, tf = rep["state"][11], rep["state"][12]
+            out = len(rep["idx"]) - sc[kernel.SC_DONE]
+            if tf[0] > a + cost.frontend_ms:
+                out += sc[kernel.SC_LAST_DONE]
+            if best_count is None or out < best_count:
+                best, best_count = i, out
+        rep = reps[best]
+        j = len(rep["idx"])
+        rep["arr"][j], rep["vis"][j] = a, a + cost.frontend_ms
+        rep["l"][j], rep["o"][j] = l[k], o[k]
+        rep["idx"].append(k)
+        where[k] = best
+    return where

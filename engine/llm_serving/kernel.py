@@ -127,6 +127,53 @@ def _room_for(r, need, run, nrun, blk, c, held, fref, n_pre, wq, bs, pstream, pt
     return nrun, False
 
 
+SC_NRUN, SC_NXT, SC_DONE, SC_NSENT, SC_NTL, SC_LOOKED_R, SC_LOOKED_AT, SC_LOOKED_HIT, \
+    SC_LOOKED_EV, SC_LOOKED_MAX, SC_LAST_DONE = range(11)
+N_SC = 11
+
+
+@compiled
+def new_state(n, closed, total_blocks, pool, table, entries, init_keys, arr, vis, front, first,
+              ready, first_in):
+    """A server's state before its first step: (c, g, held, fref, admitted, last_tok, run,
+    wq, sched, take, blk, sc, tf) for ``n`` requests (see ``serve``)."""
+    c = np.zeros(n, np.int64)           # computed tokens (KV present)
+    g = np.zeros(n, np.int64)           # generated tokens
+    held = np.zeros(n, np.int64)        # logical blocks held
+    fref = np.zeros(n, np.int64)        # leading full blocks held as cache references
+    admitted = np.zeros(n, np.bool_)
+    last_tok = np.zeros(n)
+    for i in range(n):                  # requests whose prompt was computed elsewhere
+        if ready[i] > 0:
+            g[i] = 1
+            first[i] = first_in[i]
+            last_tok[i] = first_in[i]
+    run = np.empty(n, np.int64)
+    wq = np.empty(n + 1, np.int64)      # waiting queue: a ring, preempted ones to its head
+    sched = np.empty(n, np.int64)
+    take = np.empty(n, np.int64)
+    blk = np.zeros(N_BLK, np.int64)     # the cache's list ends and counts, the queue ring
+    blk[B_HEAD] = bc.NONE
+    blk[B_TAIL] = bc.NONE
+    blk[B_POOL] = pool.size
+    blk[B_FREE] = total_blocks if total_blocks >= 0 else np.int64(1) << 62
+    for idx in range(init_keys.size):   # a warm prefix cache, oldest first
+        if bc.find(table, entries, init_keys[idx]) == bc.NONE:
+            if bc.add(table, entries, pool, blk, init_keys[idx], 0) != bc.NONE:
+                blk[B_FREE] -= 1
+    sc = np.zeros(N_SC, np.int64)
+    sc[SC_LOOKED_R] = -1
+    sc[SC_LOOKED_AT] = -1
+    sc[SC_NSENT] = n
+    if closed > 0:
+        sc[SC_NSENT] = min(closed, n)
+        for i in range(sc[SC_NSENT]):
+            arr[i] = 0.0
+            vis[i] = front
+    tf = np.zeros(1)
+    return c, g, held, fref, admitted, last_tok, run, wq, sched, take, blk, sc, tf
+
+
 @compiled
 def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budget,
           total_blocks, bs, chunked, prefix, warmup, start, first, finish, n_pre, cached, stats,
@@ -144,51 +191,48 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
     arrives with that many tokens computed elsewhere and its first token already out at
     ``first_in`` (ms): a disaggregated server's decode instance."""
     n = l.size
+    c, g, held, fref, admitted, last_tok, run, wq, sched, take, blk, sc, tf = new_state(
+        n, closed, total_blocks, pool, table, entries, init_keys, arr, vis, cost[6], first,
+        ready, first_in)
+    advance(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budget,
+            total_blocks, bs, chunked, prefix, warmup, start, first, finish, n_pre, cached,
+            stats, itl_hist, tl_t, tl_run, tl_wait, tl_blocks, tl_pre, out_keys, table,
+            entries, pool, hit_rows, ready, c, g, held, fref, admitted, last_tok, run, wq,
+            sched, take, blk, sc, tf, np.inf, n, True)
+
+
+@compiled
+def advance(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budget,
+            total_blocks, bs, chunked, prefix, warmup, start, first, finish, n_pre, cached,
+            stats, itl_hist, tl_t, tl_run, tl_wait, tl_blocks, tl_pre, out_keys, table,
+            entries, pool, hit_rows, ready, c, g, held, fref, admitted, last_tok, run, wq,
+            sched, take, blk, sc, tf, until, n_avail, final):
+    """Run steps from the state ``new_state`` made (or an earlier call left) until a step
+    would start at or after ``until`` (ms), with the first ``n_avail`` requests sent (an
+    open loop fed as a dispatcher decides); ``final``: run every request to its end and
+    fill the run's totals."""
+    n = l.size
     base, pbase, a_tok, a_sq, d_seq, d_ctx, front = (cost[0], cost[1], cost[2], cost[3],
                                                      cost[4], cost[5], cost[6])
-    c = np.zeros(n, np.int64)           # computed tokens (KV present)
-    g = np.zeros(n, np.int64)           # generated tokens
-    held = np.zeros(n, np.int64)        # logical blocks held
-    fref = np.zeros(n, np.int64)        # leading full blocks held as cache references
-    admitted = np.zeros(n, np.bool_)
-    last_tok = np.zeros(n)
-    for i in range(n):                  # requests whose prompt was computed elsewhere
-        if ready[i] > 0:
-            g[i] = 1
-            first[i] = first_in[i]
-            last_tok[i] = first_in[i]
-    run = np.empty(n, np.int64)
-    nrun = 0
-    wq = np.empty(n + 1, np.int64)      # waiting queue: a ring, preempted ones to its head
-    cap = n + 1
-    sched = np.empty(n, np.int64)
-    take = np.empty(n, np.int64)
+    cap = wq.size
     unbounded = total_blocks < 0
-    looked_r = -1                       # the last prefix lookup, kept while nothing changes
-    looked_at = -1
-    looked_hit = 0
-    looked_ev = 0
-    blk = np.zeros(N_BLK, np.int64)     # the cache's list ends and counts, the queue ring
-    blk[B_HEAD] = bc.NONE
-    blk[B_TAIL] = bc.NONE
-    blk[B_POOL] = pool.size
-    blk[B_FREE] = total_blocks if not unbounded else np.int64(1) << 62
-    for idx in range(init_keys.size):   # a warm prefix cache, oldest first
-        if bc.find(table, entries, init_keys[idx]) == bc.NONE:
-            if bc.add(table, entries, pool, blk, init_keys[idx], 0) != bc.NONE:
-                blk[B_FREE] -= 1
-    n_sent = n
-    if closed > 0:
-        n_sent = min(closed, n)
-        for i in range(n_sent):
-            arr[i] = 0.0
-            vis[i] = front
-    nxt = 0
-    done = 0
-    t = 0.0
+    nrun = sc[SC_NRUN]
+    nxt = sc[SC_NXT]
+    done = sc[SC_DONE]
+    n_sent = sc[SC_NSENT] if closed > 0 else n_avail
+    ntl = sc[SC_NTL]
+    looked_r = sc[SC_LOOKED_R]
+    looked_at = sc[SC_LOOKED_AT]
+    looked_hit = sc[SC_LOOKED_HIT]
+    looked_ev = sc[SC_LOOKED_EV]
+    looked_max = sc[SC_LOOKED_MAX]
+    last_done = sc[SC_LAST_DONE]
+    t = tf[0]
     tl_cap = tl_t.size
-    ntl = 0
-    while done < n:
+    target = n if closed > 0 else n_avail
+    while done < target:
+        if t >= until:
+            break
         while nxt < n_sent and vis[nxt] <= t:
             wq[(blk[B_WH] + blk[B_WS]) % cap] = nxt
             blk[B_WS] += 1
@@ -197,7 +241,8 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
             if nxt < n_sent:
                 t = max(t, vis[nxt])
                 continue
-            stats[S_ERROR] = 1.0        # nothing to do and nothing coming: cannot happen
+            if final:
+                stats[S_ERROR] = 1.0    # nothing to do and nothing coming: cannot happen
             break
         budget_left = budget
         ns = 0
@@ -232,11 +277,11 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                 ev_hit = 0
                 arrived = ready[r] > 0 and not admitted[r]    # its KV came with it
                 if prefix and not arrived:
-                    if looked_r == r and looked_at == blk[B_VERSION]:
+                    maxh = (l[r] + g[r] - 1) // bs
+                    if looked_r == r and looked_at == blk[B_VERSION] and looked_max == maxh:
                         hit = looked_hit            # nothing cached changed: the same hit
                         ev_hit = looked_ev
                     else:
-                        maxh = (l[r] + g[r] - 1) // bs
                         while hit < maxh:
                             e = bc.find(table, entries, _key(r, hit, bs, pstream, ptok))
                             if e == bc.NONE:
@@ -249,6 +294,7 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                         looked_at = blk[B_VERSION]
                         looked_hit = hit
                         looked_ev = ev_hit
+                        looked_max = maxh
                 base_tok = ready[r] if arrived else hit * bs
                 tk = l[r] + g[r] - base_tok
                 if chunked:
@@ -308,7 +354,8 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
             if nxt < n_sent:            # wait for the next arrival
                 t = max(t, vis[nxt])
                 continue
-            stats[S_ERROR] = 2.0
+            if final:
+                stats[S_ERROR] = 2.0
             break
         # ---- the step's time
         p_tok = 0.0
@@ -346,6 +393,7 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
         t += dt
         # ---- the step's end: tokens out, finished ones leave
         any_done = False
+        last_done = 0
         for m in range(ns):
             r = sched[m]
             c[r] += take[m]
@@ -363,6 +411,7 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                 if g[r] == o[r]:
                     finish[r] = t
                     done += 1
+                    last_done += 1
                     any_done = True
                     _release(r, True, blk, c, held, fref, bs, pstream, ptok, prefix, table,
                              entries, pool)
@@ -378,9 +427,23 @@ def serve(arr, vis, closed, l, o, pstream, ptok, watermark, cost, max_seqs, budg
                     run[keep] = r
                     keep += 1
             nrun = keep
+    sc[SC_NRUN] = nrun
+    sc[SC_NXT] = nxt
+    sc[SC_DONE] = done
+    sc[SC_NSENT] = n_sent
+    sc[SC_NTL] = ntl
+    sc[SC_LOOKED_R] = looked_r
+    sc[SC_LOOKED_AT] = looked_at
+    sc[SC_LOOKED_HIT] = looked_hit
+    sc[SC_LOOKED_EV] = looked_ev
+    sc[SC_LOOKED_MAX] = looked_max
+    sc[SC_LAST_DONE] = last_done
+    tf[0] = t
     stats[S_PREEMPTIONS] = blk[B_PREEMPTED]
     stats[S_END_MS] = t
     stats[S_TIMELINE] = ntl
+    if not final:
+        return
     n_out = 0                           # the cache left behind, shared streams only
     if out_keys.size > 0:
         keys = np.empty(entries.shape[0], np.int64)

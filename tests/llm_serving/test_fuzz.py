@@ -384,8 +384,8 @@ def test_largest_rate_meeting(cap, share_ok, pct, shares, refine, bad_name, bad)
 # ============================================================ engine.llm_serving.fleet
 
 @fuzz(60)
-@given(served(max_n=40), cost_values(), st.integers(1, 5), st.sampled_from(["random",
-                                                                            "round_robin"]),
+@given(served(max_n=40), cost_values(), st.integers(1, 5),
+       st.sampled_from(["random", "round_robin", "least_outstanding"]),
        st.sampled_from([("replicas", 0), ("replicas", 1.5), ("replicas", None),
                         ("dispatch", "least"), ("dispatch", None)]))
 def test_simulate_fleet(case, values, replicas, dispatch, bad):
