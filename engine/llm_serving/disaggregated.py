@@ -30,11 +30,10 @@ import math
 import numpy as np
 
 from ..core.domains import Domain
-from . import kernel
 from .cost import StepCost
-from .result import ServingRecords, summarize
+from .result import ServingRecords
 from .scheduler import Scheduler
-from .sim import ITL_EDGES_MS, _ro, _serve_requests, _workload, check_fits
+from .sim import _ro, _serve_requests, _Totals, _workload, check_fits
 
 __all__ = ["simulate_disaggregated", "LINK_GB_PER_S", "transfer_ms"]
 
@@ -129,8 +128,7 @@ def simulate_disaggregated(prefill_cost: StepCost, decode_cost: StepCost, *,
     # 3. decode: in landing order, round robin over the instances
     finish = first.copy()
     pre_d = np.zeros(n, np.int64)
-    hist = np.zeros_like(ITL_EDGES_MS[:-1], dtype=np.int64)
-    area, end, peak = 0.0, 0.0, 0.0
+    totals = _Totals()
     decoding = np.flatnonzero(o >= 2)
     order = decoding[np.argsort(landed[decoding], kind="stable")]
     quiet = replace(decode_cost, frontend_ms=0.0)
@@ -141,23 +139,14 @@ def simulate_disaggregated(prefill_cost: StepCost, decode_cost: StepCost, *,
         run = _serve_requests(quiet, decode_scheduler, landed[sel], l[sel], o[sel],
                               ready=l[sel], first_in_ms=first[sel])
         finish[sel], pre_d[sel] = run.finish_ms, run.preemptions
-        hist += run.itl_hist            # every request's gaps (warm-up too): ITL only
-        st = run.stats
-        area += st[kernel.S_RUN_AREA]
-        end = max(end, st[kernel.S_END_MS])
-        if run.kv_blocks:
-            peak = max(peak, st[kernel.S_PEAK_BLOCKS] / run.kv_blocks)
+        totals.add(run)                 # every request's gaps (warm-up too): ITL only
     records = ServingRecords(
         arrival_s=_ro(arr_ms / 1e3), first_token_s=_ro(first / 1e3),
         finish_s=_ro(finish / 1e3), input_tokens=_ro(l), output_tokens=_ro(o),
         preemptions=_ro(pre_p + pre_d), cached_tokens=_ro(cached),
         scheduled_s=_ro(start / 1e3))
-    span = max(end, float(np.max(finish)))
-    return summarize(
-        records, warmup_requests=w, queue_s=(start - arr_ms) / 1e3, itl_hist=hist,
-        itl_edges_ms=ITL_EDGES_MS, mean_running=area / span if span > 0 else 0.0,
-        kv_peak_fraction=peak if decode_scheduler.kv_blocks is not None else None,
-        keep_records=return_records,
+    return totals.result(
+        records, warmup=w, queue_s=(start - arr_ms) / 1e3, scheduler=decode_scheduler,
+        keep_records=return_records, span_ms=max(totals.end, float(np.max(finish))),
         notes=(f"{n_p} prefill and {n_d} decode instance(s); KV copies of "
                f"{copy * 1e3:.3g} µs a token + {latency:g} ms",))
-

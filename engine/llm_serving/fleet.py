@@ -19,12 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.domains import Domain
-from . import kernel
+from . import blockcache, kernel
 from .cost import StepCost
-from .result import ServingRecords, summarize
+from .result import ServingRecords
 from .scheduler import Scheduler
-from .sim import ITL_EDGES_MS, _ro, _serve_requests, _workload, check_fits
-from . import blockcache
+from .sim import _ro, _serve_requests, _Totals, _workload, check_fits
 
 __all__ = ["simulate_fleet", "DISPATCH"]
 
@@ -66,8 +65,7 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
             0, r_count, n)
     start, first, finish = (np.full(n, np.nan) for _ in range(3))
     pre, cached = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    hist = np.zeros(ITL_EDGES_MS.size - 1, np.int64)
-    area, end, peak = 0.0, 0.0, 0.0
+    totals = _Totals()
     for i in range(r_count):
         sel = np.flatnonzero(where == i)
         if sel.size == 0:
@@ -75,22 +73,14 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
         run = _serve_requests(cost, scheduler, arr_ms[sel], l[sel], o[sel])
         start[sel], first[sel], finish[sel] = run.start_ms, run.first_ms, run.finish_ms
         pre[sel], cached[sel] = run.preemptions, run.cached_tokens
-        hist += run.itl_hist
-        st = run.stats
-        area += st[kernel.S_RUN_AREA]
-        end = max(end, st[kernel.S_END_MS])
-        if run.kv_blocks:
-            peak = max(peak, st[kernel.S_PEAK_BLOCKS] / run.kv_blocks)
+        totals.add(run)
     records = ServingRecords(
         arrival_s=_ro(arr_ms / 1e3), first_token_s=_ro(first / 1e3),
         finish_s=_ro(finish / 1e3), input_tokens=_ro(l), output_tokens=_ro(o),
         preemptions=_ro(pre), cached_tokens=_ro(cached), scheduled_s=_ro(start / 1e3))
-    return summarize(
-        records, warmup_requests=w, queue_s=(start - arr_ms) / 1e3, itl_hist=hist,
-        itl_edges_ms=ITL_EDGES_MS, mean_running=area / end if end > 0 else 0.0,
-        kv_peak_fraction=peak if scheduler.kv_blocks is not None else None,
-        keep_records=return_records,
-        notes=(f"{r_count} replicas, {dispatch.replace('_', ' ')} dispatch",))
+    return totals.result(records, warmup=w, queue_s=(start - arr_ms) / 1e3,
+                         scheduler=scheduler, keep_records=return_records,
+                         notes=(f"{r_count} replicas, {dispatch.replace('_', ' ')} dispatch",))
 
 
 def _least_outstanding(cost, scheduler, arr_ms, l, o, r_count) -> np.ndarray:

@@ -301,6 +301,32 @@ def _serve_requests(cost: StepCost, scheduler: Scheduler, arrival_ms, l, o, *, c
                      _ro(out_keys[:int(stats[kernel.S_CACHED_OUT])]), blocks, int(warmup))
 
 
+class _Totals:
+    """Several servers' runs summed (a fleet, a disaggregated server's decode side): the
+    ITL histogram, the running requests' area, the last step's end, the fullest KV."""
+
+    def __init__(self):
+        self.hist = np.zeros(kernel.ITL_BINS, np.int64)
+        self.area = self.end = self.peak = 0.0
+
+    def add(self, run: "_ServedRun") -> None:
+        self.hist += run.itl_hist
+        st = run.stats
+        self.area += st[kernel.S_RUN_AREA]
+        self.end = max(self.end, st[kernel.S_END_MS])
+        if run.kv_blocks:
+            self.peak = max(self.peak, st[kernel.S_PEAK_BLOCKS] / run.kv_blocks)
+
+    def result(self, records: ServingRecords, *, warmup, queue_s, scheduler: Scheduler,
+               keep_records, notes, span_ms=None):
+        span = self.end if span_ms is None else span_ms
+        return summarize(records, warmup_requests=warmup, queue_s=queue_s,
+                         itl_hist=self.hist, itl_edges_ms=ITL_EDGES_MS,
+                         mean_running=self.area / span if span > 0 else 0.0,
+                         kv_peak_fraction=self.peak if scheduler.kv_blocks is not None
+                         else None, keep_records=keep_records, notes=notes)
+
+
 def _warm_keys(warm, scheduler: Scheduler) -> np.ndarray:
     """The cached blocks a run starts with (oldest first), at most the cache's size."""
     if warm is None or len(warm) == 0:
