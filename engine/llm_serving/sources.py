@@ -17,9 +17,7 @@ Derivations: docs/models/llm_serving.md ("Sources of the step cost").
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
-import io
 import json
 import math
 
@@ -27,7 +25,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ..measured import VllmBenchResult, read_vllm_bench
-from ..measured.parsing import decode_text
+from ..measured.parsing import decode_text, read_csv_table
 from .cost import StepCost
 
 __all__ = ["StepCostFit", "step_cost_from_distserve", "step_cost_from_splitwise",
@@ -366,30 +364,10 @@ class _Csv:
 
     def __init__(self, text: str, name: str):
         self.name = name
-        reader = csv.reader(io.StringIO(text, newline=""))
-        rows, lines, last = [], [], 0
-        try:
-            for row in reader:
-                rows.append(row)
-                lines.append(last + 1)
-                last = reader.line_num
-        except csv.Error as err:
-            raise ValueError(f"{name}: line {reader.line_num}: not a readable CSV row "
-                             f"({err})") from None
-        keep = [i for i, r in enumerate(rows) if any(c.strip() for c in r)]
-        if not keep:
-            raise ValueError(f"{name}: the text is empty; expected a CSV table")
-        rows, lines = [rows[i] for i in keep], [lines[i] for i in keep]
-        self.header = [c.strip() for c in rows[0]]
-        self.header_line = lines[0]
-        self.rows, self.lines = rows[1:], lines[1:]
-        if not self.rows:
-            raise ValueError(f"{name}: line {self.header_line}: only a header, no data rows; "
-                             f"the header has: {', '.join(self.header)[:4 * _SHOWN]}")
-        for row, line in zip(self.rows, self.lines):
-            if len(row) != len(self.header):
-                raise ValueError(f"{name}: line {line}: expected {len(self.header)} columns "
-                                 f"({', '.join(self.header)[:4 * _SHOWN]}), got {len(row)}")
+        table = read_csv_table(text, name)          # engine.measured's CSV reading
+        self.header = list(table.header)
+        self.header_line = table.header_line
+        self.rows, self.lines = table.rows, [int(x) for x in table.lines]
 
     def index(self, names, required: bool = True):
         loose = [_loose(h) for h in self.header]

@@ -190,6 +190,9 @@ def _read_csv(text: str, name: str = "") -> _Table:
     return _Table(header=header, rows=rows, lines=lines, header_line=header_line)
 
 
+read_csv_table = _read_csv          # the one CSV reading of every reader of a table
+
+
 def _frozen(values, dtype=float) -> np.ndarray:
     """A read-only copy of ``values`` (results are frozen, their arrays too)."""
     arr = np.array(values, dtype=dtype)

@@ -434,10 +434,17 @@ def test_decode_text(data, name):
         tally(parsing.decode_text)
     raw = data.decode("utf-8") if isinstance(data, bytes) else data
     assert text == raw.removeprefix("\ufeff") and text.strip() and "\x00" not in text
+    try:                                    # the one CSV reading: a table or a named refusal
+        table = parsing.read_csv_table(text, name)
+    except ValueError as err:
+        assert str(err).startswith(f"{name}: ")
+    else:
+        assert table.rows and all(len(r) == len(table.header) for r in table.rows)
+    tally(parsing.read_csv_table)
 
 
 FUZZED = {
-    parsing: {"decode_text": test_decode_text},
+    parsing: {"decode_text": test_decode_text, "read_csv_table": test_decode_text},
     request_records: {"read_request_records": test_request_records},
     profiles: {"read_batch_profile": test_batch_profiles,
                "read_batch_profiles": test_batch_profiles},
