@@ -255,3 +255,16 @@ CONCURRENCY = Domain("concurrency", "clients", low=1.0, high=1e6, integer=True,
                      typical=(1, 256),
                      description="closed-loop clients, each sending its next request when "
                                  "the last one finishes")
+# Disaggregated servers and fleets (engine/llm_serving/disaggregated.py, fleet.py, slo.py)
+LINK_RATE = Domain("link_gb_per_s", "GB/s", low=0.0, low_open=True, typical=(1.0, 900.0),
+                   description="bandwidth of the link a KV copy takes, one direction")
+LINK_LATENCY = Domain("link_latency_ms", "ms", low=0.0, typical=(0.0, 1.0),
+                      description="fixed time of one KV copy")
+KV_BYTES = Domain("kv_bytes_per_token", "bytes", low=0.0, low_open=True,
+                  typical=(1e4, 4e6), description="bytes of KV cache one token takes")
+SERVING_INSTANCES = Domain("instances", "instances", low=1.0, high=4096.0, integer=True,
+                           typical=(1, 16), description="prefill or decode instances")
+REPLICAS = Domain("replicas", "servers", low=1.0, high=100_000.0, integer=True,
+                  typical=(1, 64), description="identical servers behind the dispatcher")
+TARGET_MS = Domain("target_ms", "ms", low=0.0, low_open=True, allow_inf=True,
+                   typical=(1.0, 10_000.0), description="a TTFT or TPOT limit")

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..core.domains import Domain
+from ..core.domains import KV_BYTES, LINK_LATENCY, LINK_RATE, SERVING_INSTANCES
 from .cost import StepCost
 from .result import ServingRecords
 from .scheduler import Scheduler
@@ -46,14 +46,6 @@ LINK_GB_PER_S = {
     "PCIe 4.0 x16 (about 25 GB/s in practice)": 25.0,
     "PCIe 5.0 x16 (about 50 GB/s in practice)": 50.0,
 }
-LINK_RATE = Domain("link_gb_per_s", "GB/s", low=0.0, low_open=True, typical=(1.0, 900.0),
-                   description="bandwidth of the link a KV copy takes, one direction")
-LINK_LATENCY = Domain("link_latency_ms", "ms", low=0.0, typical=(0.0, 1.0),
-                      description="fixed time of one KV copy")
-KV_BYTES = Domain("kv_bytes_per_token", "bytes", low=0.0, low_open=True,
-                  typical=(1e4, 4e6), description="bytes of KV cache one token takes")
-INSTANCES = Domain("instances", "instances", low=1.0, high=4096.0, integer=True,
-                   typical=(1, 16), description="prefill or decode instances")
 
 
 def transfer_ms(prompt_tokens, kv_bytes_per_token, link_gb_per_s, link_latency_ms=0.0):
@@ -67,8 +59,8 @@ def transfer_ms(prompt_tokens, kv_bytes_per_token, link_gb_per_s, link_latency_m
 
 def _instances(value, name) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be {INSTANCES.describe()}, got {value!r}")
-    return int(INSTANCES.check(value, name))
+        raise ValueError(f"{name} must be {SERVING_INSTANCES.describe()}, got {value!r}")
+    return int(SERVING_INSTANCES.check(value, name))
 
 
 def simulate_disaggregated(prefill_cost: StepCost, decode_cost: StepCost, *,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import Domain
+from ..core.domains import REPLICAS
 from . import blockcache, kernel
 from .cost import StepCost
 from .result import ServingRecords
@@ -28,8 +28,6 @@ from .sim import _ro, _serve_requests, _Totals, _workload, check_fits
 __all__ = ["simulate_fleet", "DISPATCH"]
 
 DISPATCH = ("random", "round_robin", "least_outstanding")
-REPLICAS = Domain("replicas", "servers", low=1.0, high=100_000.0, integer=True,
-                  typical=(1, 64), description="identical servers behind the dispatcher")
 
 
 def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="random",

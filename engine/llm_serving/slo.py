@@ -11,13 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.domains import PERCENTILE, Domain
+from ..core.domains import PERCENTILE, TARGET_MS
 from .result import ServingResult
 
 __all__ = ["SloRate", "meets_target", "largest_rate_meeting"]
-
-TARGET_MS = Domain("target_ms", "ms", low=0.0, low_open=True, allow_inf=True,
-                   typical=(1.0, 10_000.0), description="a TTFT or TPOT limit")
 
 
 def meets_target(result: ServingResult, *, ttft_ms, tpot_ms, percentile) -> bool:
