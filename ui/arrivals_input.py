@@ -57,7 +57,7 @@ from engine.presets import arrival_presets
 from ui import share
 from ui.memo import memo
 from ui.plotting import COLORS
-from ui.uploads import MAX_UPLOAD_BYTES, decode_text
+from ui.uploads import MAX_UPLOAD_BYTES, decode_text, keep_last_valid
 
 PRESETS = arrival_presets()
 KINDS = ("poisson", "bursty", "mmpp2", "replay")
@@ -285,17 +285,7 @@ def _upload(upload_key: str) -> TraceSummary | None:
              "with timestamp in ms (Mooncake), or a CSV with timestamp_s (one row per "
              f"request). At most {MAX_UPLOAD_BYTES // 1_000_000} MB. Replay needs the "
              "timestamps themselves: the Azure presets keep only a summary.")
-    last = st.session_state.get(_LAST)
-    if upload is not None:
-        try:
-            got = trace_from_file(upload.getvalue(), upload.name)
-        except ValueError as err:
-            st.error(f"Trace not used: {err}", icon=":material/error:")
-            if last is not None:
-                st.info(f"Still using the last valid trace: {last.name}.")
-        else:
-            st.session_state[_LAST] = last = got
-    return last
+    return keep_last_valid(upload, trace_from_file, _LAST)
 
 
 def draw(upload_key: str = UPLOAD_KEY) -> ArrivalChoice:

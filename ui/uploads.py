@@ -100,3 +100,26 @@ def to_safe_csv(frame: pd.DataFrame) -> bytes:
         if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
             safe[col] = safe[col].map(neutralise_cell)
     return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
+
+
+def keep_last_valid(upload, parse, state_key: str, what: str = "trace"):
+    """The uploaded file read by ``parse(data, name)`` (an object with a ``name``), kept in
+    ``st.session_state[state_key]``; a file that cannot be read shows why, and the last
+    valid one stays in use, saying so (nothing the user gave is lost)."""
+    import streamlit as st
+
+    from ui import share
+
+    last = st.session_state.get(state_key)
+    if upload is None:
+        return last
+    try:
+        got = parse(upload.getvalue(), upload.name)
+    except ValueError as err:
+        st.error(f"{what.capitalize()} not used: {err}", icon=":material/error:")
+        if last is not None:
+            st.info(share.inert(f"Still using the last valid {what}: {last.name}."))
+        return last
+    st.session_state[state_key] = got
+    return got
+

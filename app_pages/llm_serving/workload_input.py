@@ -18,7 +18,7 @@ from engine.measured import read_trace
 from ui import share
 from ui import token_law_input as tli
 from ui.memo import memo
-from ui.uploads import MAX_UPLOAD_BYTES, decode_text
+from ui.uploads import MAX_UPLOAD_BYTES, decode_text, keep_last_valid
 
 TRACE = "trace"
 PROMPT_LAWS = ("fixed", "lognormal", *tli.PROMPT_PRESETS, TRACE)
@@ -133,16 +133,7 @@ def _trace() -> TraceTokens | None:
              "input_length and output_length (Mooncake), or a CSV with timestamp_s, "
              f"input_tokens and output_tokens. At most {MAX_UPLOAD_BYTES // 1_000_000} MB. "
              "Its arrival times are not used here: Arrivals, below, replays a trace.")
-    last = st.session_state.get(_LAST)
-    if upload is not None:
-        try:
-            got = trace_from_file(upload.getvalue(), upload.name)
-        except ValueError as err:
-            st.error(f"Trace not used: {err}", icon=":material/error:")
-            if last is not None:
-                st.info(share.inert(f"Still using the last valid trace: {last.name}."))
-        else:
-            st.session_state[_LAST] = last = got
+    last = keep_last_valid(upload, trace_from_file, _LAST)
     if last is not None:
         dropped = (f" ({last.dropped:,} requests without prompt or reply tokens left out)"
                    if last.dropped else "")
