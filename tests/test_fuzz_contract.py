@@ -14,6 +14,7 @@ from tests.arrivals import test_fuzz as arrivals_fuzz
 from tests.batching import test_fuzz as batching_fuzz
 from tests.core import test_fuzz as core_fuzz
 from tests.llm_batching import test_fuzz as llm_batching_fuzz
+from tests.llm_serving import test_aiconfigurator as aiconfigurator_fuzz
 from tests.llm_serving import test_fuzz as llm_serving_fuzz
 from tests.measured import test_fuzz as measured_fuzz
 from tests.pipeline import test_fuzz as pipeline_fuzz
@@ -23,7 +24,8 @@ from tests.sweep import test_fuzz as sweep_fuzz
 from tests.token_limit import test_fuzz as token_limit_fuzz
 
 TABLES = (batching_fuzz, core_fuzz, token_limit_fuzz, llm_batching_fuzz, pipeline_fuzz, sla_fuzz,
-          measured_fuzz, arrivals_fuzz, sweep_fuzz, planner_fuzz, llm_serving_fuzz)
+          measured_fuzz, arrivals_fuzz, sweep_fuzz, planner_fuzz, llm_serving_fuzz,
+          aiconfigurator_fuzz)
 FUZZED = {module: table for t in TABLES for module, table in t.FUZZED.items()}
 ENGINE_MODULES = tuple(FUZZED)
 

@@ -268,3 +268,12 @@ REPLICAS = Domain("replicas", "servers", low=1.0, high=100_000.0, integer=True,
                   typical=(1, 64), description="identical servers behind the dispatcher")
 TARGET_MS = Domain("target_ms", "ms", low=0.0, low_open=True, allow_inf=True,
                    typical=(1.0, 10_000.0), description="a TTFT or TPOT limit")
+# Step times read from a source and fitted (engine/llm_serving/aiconfigurator.py)
+STEP_BATCH = Domain("batch", "requests", low=1.0, high=1e6, integer=True, typical=(1, 512),
+                    description="requests in one step: prompts computed together, or decoding "
+                                "requests")
+STEP_CONTEXT_TOKENS = Domain("context_tokens", "tokens", low=1.0, high=1e7, typical=(1, 32_768),
+                             description="context of each decoding request in a step (prompt "
+                                         "+ tokens so far; a mean allowed)")
+STEP_TIME_MS = Domain("step_ms", "ms", low=0.0, low_open=True, typical=(1.0, 1000.0),
+                      description="a step's time read from a profile or an estimator")
