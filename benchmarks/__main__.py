@@ -5,7 +5,8 @@ import sys
 
 from benchmarks.harness import print_table
 
-ALL = ["exact", "sim", "models", "pages", "load", "planner", "readers", "serving"]
+ALL = ["exact", "sim", "models", "pages", "load", "planner", "readers", "serving",
+       "aiconfigurator"]
 
 
 def main(argv: list[str]) -> int:
