@@ -13,14 +13,16 @@ prefix cache; TTFT and TPOT.
 * ``ServingResult``: TTFT, TPOT, ITL, e2e and queue summaries, throughput, KV use,
   preemptions; ``ServingRecords`` per request
 * ``max_rate_per_s`` (capacity), ``approximate_serving`` (means without simulation),
+  ``approximate_percentiles`` (TTFT, TPOT, e2e percentiles without simulation),
   ``largest_rate_meeting`` (a TTFT and TPOT target, by simulation)
 * ``compare_replay``, ``calibrate_step_cost``, ``compare_vllm_bench``: the model
   against real servers' runs
 
 Derivations, rules and measured errors: docs/models/llm_serving.md.
 """
-from .capacity import (CapacityLimit, ServingApproximation, WorkloadMoments,
-                       approximate_serving, capacity_limit, max_rate_per_s, workload_moments)
+from .capacity import (CapacityLimit, ServingApproximation, ServingPercentiles,
+                       WorkloadMoments, approximate_percentiles, approximate_serving,
+                       capacity_limit, max_rate_per_s, workload_moments)
 from .compare import (Calibration, calibrate_step_cost, compare_replay, compare_vllm_bench,
                       replay)
 from .cost import StepCost, kv_bytes_per_token, kv_capacity_tokens
@@ -40,7 +42,8 @@ __all__ = [
     "ServingRecords", "LatencySummary", "Timeline", "summarize", "kv_capacity_tokens",
     "kv_bytes_per_token", "transfer_ms", "LINK_GB_PER_S",
     "max_rate_per_s", "capacity_limit", "CapacityLimit", "approximate_serving",
-    "ServingApproximation", "workload_moments", "WorkloadMoments",
+    "ServingApproximation", "approximate_percentiles", "ServingPercentiles",
+    "workload_moments", "WorkloadMoments",
     "largest_rate_meeting", "meets_target", "SloRate",
     "StepCostFit", "step_cost_from_distserve", "step_cost_from_splitwise",
     "fit_step_cost_vllm_bench", "step_cost_from_csv", "ServingPreset", "serving_presets",

@@ -27,7 +27,7 @@ from .cost import StepCost
 from .scheduler import Scheduler
 
 __all__ = ["WorkloadMoments", "workload_moments", "max_rate_per_s", "capacity_limit", "ServingApproximation",
-           "approximate_serving", "CapacityLimit"]
+           "approximate_serving", "CapacityLimit", "approximate_percentiles", "ServingPercentiles"]
 
 
 @dataclass(frozen=True)
@@ -282,3 +282,103 @@ def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, o
         a.setflags(write=False)
         ro.append(a)
     return ServingApproximation(*ro, rate_limit_per_s=limit.rate_per_s)
+
+
+@dataclass(frozen=True)
+class ServingPercentiles:
+    """Percentiles of TTFT, TPOT and e2e (ms) without simulation, at Poisson
+    ``rate_per_s``; ``stable`` False (inf latencies) at or past ``rate_limit_per_s``.
+    An approximation for screening (``method``); its error against the simulator is
+    tabled in docs/models/llm_serving.md."""
+
+    rate_per_s: np.ndarray
+    percentile: float
+    ttft_ms: np.ndarray
+    tpot_ms: np.ndarray
+    e2e_ms: np.ndarray
+    stable: np.ndarray
+    rate_limit_per_s: float
+    method: str = ("the birth-death chain of approximate_serving: TPOT the percentile of the "
+                   "step a decoding request sees (running count weighted by itself); TTFT the "
+                   "seat wait's exponential tail, plus the in-step time as a gamma with the "
+                   "step's SCV, plus the own prompt's work at the percentile (added as if "
+                   "comonotone); e2e the larger of TTFT at the percentile plus mean decoding "
+                   "and mean TTFT plus the reply length at the percentile times mean TPOT")
+
+
+def _quantile(values, weights, q: float) -> float:
+    """The q-quantile (0 < q < 1) of a discrete law (values, unnormalised weights)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(np.asarray(weights, float)[order])
+    return float(np.asarray(values, float)[order][min(int(np.searchsorted(cum, q * cum[-1])),
+                                                      cum.size - 1)])
+
+
+def _percentiles_one(lam_per_ms, q, cost, m, limit, scv_output, work, prompt_work,
+                     output_law, whole_prompts):
+    """(TTFT, TPOT, e2e) at the q-quantile, λ per ms (see ``ServingPercentiles``)."""
+    from scipy import stats
+    ttft_mean, tpot_mean, _, _ = _approximate_one(lam_per_ms, cost, m, limit, scv_output,
+                                                  work, whole_prompts)
+    if not math.isfinite(ttft_mean):
+        return math.inf, math.inf, math.inf
+    m1 = work[0]
+    own_decode = cost.decode_ms_per_seq + cost.context_ms_per_token * (
+        m.context_sum / max(m.mean_output - 1, 1e-9))
+    w_q = _quantile(*prompt_work, q)
+    o_q = _quantile(*output_law, q)
+    if lam_per_ms <= 0:
+        tpot_q, wait_q, wait_mean = tpot_mean, 0.0, 0.0
+    else:
+        p, wait_mean, step = _seat_chain(lam_per_ms, cost, m, limit)
+        k = np.arange(p.size, dtype=float)
+        tail = max(1.0 - float(p.sum()), 0.0)
+        values = step + own_decode - (own_decode + m1) / m.mean_output
+        weights = k * p
+        weights[-1] += k[-1] * tail
+        tpot_q = _quantile(values[1:], weights[1:], q) if weights[1:].sum() > 0 else tpot_mean
+        tpot_q = max(tpot_q, tpot_mean)
+        waits = p[-1] + tail                             # an arrival finds every seat taken
+        wait_mean *= (1.0 + scv_output) / 2.0
+        wait_q = (wait_mean / waits * math.log(waits / (1.0 - q))
+                  if waits > 1.0 - q and wait_mean > 0 else 0.0)
+    in_step = max(ttft_mean - cost.frontend_ms - wait_mean - m1, 0.0)
+    scv = min(max(m.mean_input_sq / m.mean_input ** 2 - 1.0, 0.05), 1.0) if in_step else 1.0
+    in_step_q = float(stats.gamma.ppf(q, 1.0 / scv, scale=in_step * scv)) if in_step else 0.0
+    ttft_q = cost.frontend_ms + in_step_q + w_q + wait_q
+    e2e_q = max(ttft_q + (m.mean_output - 1) * tpot_mean, ttft_mean + (o_q - 1) * tpot_mean)
+    return ttft_q, tpot_q, e2e_q
+
+
+def approximate_percentiles(cost: StepCost, scheduler: Scheduler, *, input_tokens,
+                            output_tokens, rate_per_s, percentile) -> ServingPercentiles:
+    """TTFT, TPOT and e2e at ``percentile`` % (ms) at Poisson ``rate_per_s`` (broadcasts)
+    without simulation, for screening many configurations (the capacity planner); how
+    each is built: ``ServingPercentiles.method``.  Exact at no load (TTFT the prompt's
+    own step, TPOT one decode step) and never below ``approximate_serving``'s means for
+    TPOT; near capacity where the KV cache binds it is optimistic like the means."""
+    from ..core.domains import PERCENTILE
+    q = float(PERCENTILE.check(percentile, "percentile")) / 100.0
+    lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
+    limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
+    m = workload_moments(input_tokens, output_tokens)
+    scv = _output_scv(output_tokens)
+    values, probs = _law_or_values(input_tokens, "input_tokens")
+    w = cost.prefill_ms_per_token * values + cost.prefill_ms_per_token_sq * values ** 2
+    work = (float(probs @ w), float(probs @ w ** 2))
+    output_law = _law_or_values(output_tokens, "output_tokens")
+    out = np.full((3,) + lam.shape, np.inf)
+    stable = np.array(lam < limit.rate_per_s * (1 - 1e-9))
+    for idx in np.ndindex(lam.shape):
+        if stable[idx]:
+            res = _percentiles_one(lam[idx] / 1e3, q, cost, m, limit, scv, work, (w, probs),
+                                   output_law, not scheduler.chunked_prefill)
+            for j in range(3):
+                out[(j,) + idx] = res[j]
+            stable[idx] = bool(np.isfinite(res[0]) and res[0] >= 0 and res[1] >= 0)
+    ro = []
+    for a in (lam, out[0], out[1], out[2], stable):
+        a = np.array(a)
+        a.setflags(write=False)
+        ro.append(a)
+    return ServingPercentiles(ro[0], q * 100.0, *ro[1:], rate_limit_per_s=limit.rate_per_s)

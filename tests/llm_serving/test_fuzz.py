@@ -694,6 +694,21 @@ def test_capacity(cost, settings_, inputs, outputs, rho, data):
     for name in ("ttft_ms", "tpot_ms", "e2e_ms", "mean_running"):
         assert np.all(getattr(a, name)[unstable] == np.inf), name
     tally(serving_capacity.approximate_serving, POINTS)
+    q = data.draw(st.floats(50.0, 99.99), label="percentile")
+    pq = serving_capacity.approximate_percentiles(cost, sched, input_tokens=inputs,
+                                                  output_tokens=outputs, rate_per_s=lam,
+                                                  percentile=q)
+    assert pq.ttft_ms.shape == lam.shape and pq.percentile == q
+    assert_no_nan(pq)
+    for name in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        assert np.all(getattr(pq, name)[unstable] == np.inf), name
+    both = pq.stable & a.stable
+    assert np.all(pq.tpot_ms[both] >= a.tpot_ms[both] * (1 - 1e-9))  # never below the mean
+    assert not np.any(pq.stable & unstable)
+    raises_naming("percentile", serving_capacity.approximate_percentiles, cost, sched,
+                  input_tokens=inputs, output_tokens=outputs, rate_per_s=lam,
+                  percentile=data.draw(st.sampled_from([0.0, 100.0, -5, math.nan, "x"])))
+    tally(serving_capacity.approximate_percentiles, POINTS)
     if lim.seats != math.floor(lim.seats):
         return      # fractional seats: negative latencies (test_approximation_fractional_seats)
     for name in ("ttft_ms", "tpot_ms", "e2e_ms", "mean_running"):
@@ -1275,7 +1290,9 @@ FUZZED = {
                        "max_rate_per_s": test_capacity, "approximate_serving": test_capacity,
                        "WorkloadMoments": (test_capacity, "workload_moments"),
                        "CapacityLimit": (test_capacity, "capacity_limit"),
-                       "ServingApproximation": (test_capacity, "approximate_serving")},
+                       "ServingApproximation": (test_capacity, "approximate_serving"),
+                       "approximate_percentiles": test_capacity,
+                       "ServingPercentiles": (test_capacity, "approximate_percentiles")},
     serving_compare: {"measured_records": test_replay_and_calibration,
                       "replay": test_replay_and_calibration,
                       "compare_replay": test_replay_and_calibration,
