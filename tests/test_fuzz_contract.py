@@ -18,6 +18,7 @@ from tests.llm_serving import test_aiconfigurator as aiconfigurator_fuzz
 from tests.llm_serving import test_fuzz as llm_serving_fuzz
 from tests.measured import test_fuzz as measured_fuzz
 from tests.pipeline import test_fuzz as pipeline_fuzz
+from tests.planner import test_families as planner_families_fuzz
 from tests.planner import test_fuzz as planner_fuzz
 from tests.sla import test_fuzz as sla_fuzz
 from tests.sweep import test_fuzz as sweep_fuzz
@@ -25,7 +26,7 @@ from tests.token_limit import test_fuzz as token_limit_fuzz
 
 TABLES = (batching_fuzz, core_fuzz, token_limit_fuzz, llm_batching_fuzz, pipeline_fuzz, sla_fuzz,
           measured_fuzz, arrivals_fuzz, sweep_fuzz, planner_fuzz, llm_serving_fuzz,
-          aiconfigurator_fuzz)
+          aiconfigurator_fuzz, planner_families_fuzz)
 FUZZED = {module: table for t in TABLES for module, table in t.FUZZED.items()}
 ENGINE_MODULES = tuple(FUZZED)
 

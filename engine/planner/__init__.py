@@ -2,8 +2,11 @@
 delay, the token limit (LLM), replicas — that keeps a percentile of latency within a target
 for a given traffic, from the exact models, confirmed by simulation.
 
-* ``spec``   ``PlanSpec`` (everything the page's inputs hold), ``Hardware``, the presets
+* ``spec``   ``PlanSpec`` (everything the page's inputs hold), the presets
              (``hardware_presets``, ``default_spec``)
+* ``hardware`` the candidates: ``Hardware`` (batch families), ``ServingHardware``
+* ``families`` one module per workload family (``FAMILIES``, ``family``): GPU dynamic
+             batching, LLM batch model, LLM serving colocated and disaggregated
 * ``price``  one configuration priced: ``price_configuration`` -> ``ConfigPrice``
 * ``plan``   every configuration priced over ``engine.sweep`` (any executor: local
              processes, a Dask cluster), ranked, confirmed: ``capacity_plan`` ->
@@ -18,10 +21,11 @@ from .files import arrival_process, plan_toml, read_plan
 from .plan import (CapacityPlan, capacity_plan, duration_text, money_text, pareto_front,
                    plan_grid, ranked_csv, settings_text, spreadsheet_safe)
 from .price import ConfigPrice, configuration_seed, price_configuration, simulate_configuration
-from .spec import (ARRIVAL_KINDS, MAX_CONFIGURATIONS, WORKLOADS, Hardware, PlanSpec, default_spec,
-                   hardware_presets)
+from .spec import (ARRIVAL_KINDS, MAX_CONFIGURATIONS, WORKLOADS, Hardware, PlanSpec,
+                   ServingHardware, default_spec, hardware_presets)
+from .families import FAMILIES, family
 
-__all__ = ["ARRIVAL_KINDS", "MAX_CONFIGURATIONS", "WORKLOADS", "CapacityPlan", "ConfigPrice",
+__all__ = ["FAMILIES", "family", "ServingHardware", "ARRIVAL_KINDS", "MAX_CONFIGURATIONS", "WORKLOADS", "CapacityPlan", "ConfigPrice",
            "Hardware", "PlanSpec", "arrival_process", "capacity_plan", "configuration_seed",
            "default_spec", "duration_text", "hardware_presets", "money_text", "pareto_front", "plan_grid", "plan_toml",
            "price_configuration", "ranked_csv", "read_plan", "simulate_configuration",

@@ -19,6 +19,20 @@ SHOWN = ["hardware", "b_max", "queue_delay_ms", "token_limit", "replicas", "cost
          "mean_latency_ms", "latency_percentile_ms", "confirmed", "confirmed_percentile_ms"]
 
 
+def shown_columns(spec) -> list[str]:
+    """The columns the command line prints of the ranked table."""
+    fam = spec.family
+    if spec.workload == "gpu":
+        return [c for c in SHOWN if c != "token_limit"]
+    if spec.workload == "llm":
+        return [c for c in SHOWN if c != "queue_delay_ms"]
+    est = [pair[0] for pair in fam.confirm_columns(spec).values()]
+    return [*fam.point_columns(), *(k.name for k in fam.knobs), "cost_usd_per_hour",
+            *fam.sla_columns(spec), "confirmed", *est] if fam.point_columns() else \
+        ["hardware", *(k.name for k in fam.knobs), "cost_usd_per_hour",
+         *fam.sla_columns(spec), "confirmed", *est]
+
+
 def progress_bar(stream=None, width: int = 40):
     """A ``progress(done, total)`` callback drawing a text bar on ``stream`` (default: the
     standard error stream of the moment)."""
@@ -46,6 +60,8 @@ def main(argv=None) -> int:
     try:
         spec = read_plan(path.read_bytes())
         arrivals = arrival_process(spec, base_dir=path.parent)
+        workload = (spec.family.workload(spec, base_dir=path.parent)
+                    if hasattr(spec.family, "workload") else None)
     except OSError as exc:
         print(f"error: cannot read {args.plan}: {exc.strerror}", file=sys.stderr)
         return 2
@@ -63,18 +79,19 @@ def main(argv=None) -> int:
         print(f"Pricing {spec.n_configurations:,} configurations "
               f"({'Dask at ' + args.dask if args.dask else 'local processes'})...",
               file=sys.stderr)
-        plan = capacity_plan(spec, arrivals=arrivals, executor=executor,
+        plan = capacity_plan(spec, arrivals=arrivals, workload=workload, executor=executor,
                              progress=progress_bar())
     finally:
         if executor is not None:
             executor.shutdown()
     print(plan.answer)
-    cols = [c for c in SHOWN if c in plan.ranked.columns and not (
-        (c == "token_limit" and spec.workload == "gpu")
-        or (c == "queue_delay_ms" and spec.workload == "llm"))]
+    cols = [c for c in shown_columns(spec) if c in plan.ranked.columns]
     if len(plan.ranked):
         print("\nCheapest configurations meeting the SLA (latencies in ms, cost in $/h):")
         print(plan.ranked[cols].head(10).to_string(index=False))
+    if plan.fewer is not None and len(plan.fewer):
+        for _, row in plan.fewer.iterrows():
+            print(f"With {spec.family.fleet_text(row)}: misses the SLA in simulation.")
     for row in plan.rejected.itertuples():
         print(f"Rejected: {row.hardware}: {row.reason} ({row.detail})")
     if args.out:

@@ -29,6 +29,37 @@ page downloads its inputs as one, and ``python -m engine.planner PLAN.toml`` run
     price_usd_per_hour = 0.526           # ... any field given here overrides it
     # or every field: name, price_usd_per_hour, busy_power_w, idle_power_w,
     # alpha_ms, tau0_ms, max_batch (GPU) or k_s = [k1, k2, k3, k4] (LLM), source
+
+The serving families ("llm_serving", "llm_disaggregated") hold their SLA as rows, their
+workload and link in [serving], and their candidates' step costs::
+
+    workload = "llm_serving"
+    rate_per_s = 20.0
+
+    [[sla]]                          # every row must hold
+    metric = "ttft"                  # "ttft", "tpot" or "e2e"
+    percentile = 95.0
+    target_ms = 500.0
+
+    [serving]
+    prompt_law = "azure_2023_conv_prompt"   # token-law presets (presets/token_laws) ...
+    token_law = "azure_2023_conv_output"
+    token_trace = ""                 # ... or a trace file: prompts and replies together
+    dispatch = "least_outstanding"   # "random", "round_robin"
+    link_gb_per_s = 50.0             # disaggregated: the KV link, GB/s one way
+    link_latency_ms = 0.0
+
+    [search]
+    max_num_seqs = [64, 128, 256]
+    max_num_batched_tokens = [2048, 8192]
+    replicas = { from = 1, to = 16 }     # colocated; disaggregated: prefill_instances,
+                                         # decode_instances
+
+    [[hardware]]
+    profile = "splitwise_h100_llama2_70b_tp8"   # a serving preset, fields override it
+    # or every field: name, price_usd_per_hour, kv_cache_tokens, kv_bytes_per_token,
+    # block_size, gpus, busy_power_w, idle_power_w, model, source and
+    # step_cost = {base_ms = ..., prefill_ms_per_token = ..., ...} (ms)
 """
 from __future__ import annotations
 
@@ -38,15 +69,23 @@ from pathlib import Path
 import tomllib
 
 from ..arrivals import MMPP2, Poisson, Renewal, Replay, fit_mmpp2
+from ..llm_serving import StepCost
 from ..measured import read_trace
 from ..presets import arrival_presets
+from .hardware import ServingHardware
 from .spec import Hardware, PlanSpec, hardware_presets
 
 TOP = ("workload", "rate_per_s", "percentile", "target_ms", "energy_cap_j", "truncation_cap",
-       "confirm", "seed", "arrivals", "search", "hardware")
+       "confirm", "seed", "arrivals", "search", "hardware", "sla", "serving")
 ARRIVALS = {"kind": "arrivals_kind", "scv": "arrivals_scv", "trace": "arrivals_trace"}
 SEARCH = ("b_max", "queue_delay_ms", "token_limit", "token_law", "replicas")
+SERVING_SEARCH = ("max_num_seqs", "max_num_batched_tokens", "replicas", "prefill_instances",
+                  "decode_instances")
+SERVING = ("prompt_law", "token_law", "token_trace", "dispatch", "link_gb_per_s",
+           "link_latency_ms")
 HARDWARE = tuple(f.name for f in fields(Hardware))
+SERVING_HARDWARE = tuple(f.name for f in fields(ServingHardware))
+STEP_COST = tuple(f.name for f in fields(StepCost))
 
 
 def _table(data, where: str, allowed) -> dict:
@@ -76,15 +115,22 @@ def _range(value, where: str):
     return value
 
 
-def _hardware(item, i: int, workload: str) -> Hardware:
+def _hardware(item, i: int, workload: str):
     where = f"hardware[{i}]"
-    item = dict(_table(item, where, HARDWARE))
+    serving = workload in ("llm_serving", "llm_disaggregated")
+    item = dict(_table(item, where, SERVING_HARDWARE if serving else HARDWARE))
+    if serving and "step_cost" in item:
+        cost = _table(item["step_cost"], f"{where}.step_cost", STEP_COST)
+        try:
+            item["step_cost"] = StepCost(**cost)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}.step_cost: {exc}") from None
     if "k_s" in item:
         if not isinstance(item["k_s"], list):
             raise ValueError(f"{where}.k_s must be a list of 4 numbers")
         item["k_s"] = tuple(item["k_s"])
     pid = item.get("profile", "")
-    for key in ("name", "profile", "source"):
+    for key in ("name", "profile", "source", "model"):
         if key in item and not isinstance(item[key], str):
             raise ValueError(f"{where}.{key} must be text, got {item[key]!r}")
     if pid:
@@ -96,8 +142,10 @@ def _hardware(item, i: int, workload: str) -> Hardware:
             return replace(presets[pid], **item)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
+    if serving:
+        item.setdefault("kv_cache_tokens", None)
     try:
-        return Hardware(**item)
+        return (ServingHardware if serving else Hardware)(**item)
     except TypeError as exc:
         raise ValueError(f"{where}: {exc}") from None
 
@@ -118,18 +166,39 @@ def read_plan(text) -> PlanSpec:
         raise ValueError(f"the plan file is not valid TOML ({exc})") from None
     _table(data, "plan", TOP)
     args = {k: data[k] for k in TOP[:8] if k in data}
+    if isinstance(data.get("workload", "gpu"), str) and "sla" in data:
+        for key in ("percentile", "target_ms"):
+            if key in args:
+                raise ValueError(f"{key}: give the SLA either as [[sla]] rows or as "
+                                 f"percentile and target_ms, not both")
     for key, name in ARRIVALS.items():
         arrivals = _table(data.get("arrivals", {}), "arrivals", tuple(ARRIVALS))
         if key in arrivals:
             args[name] = arrivals[key]
-    search = _table(data.get("search", {}), "search", SEARCH)
-    for key in SEARCH:
+    workload = args.get("workload", "gpu")
+    from .families import FAMILIES
+    if not isinstance(workload, str) or workload not in FAMILIES:
+        raise ValueError(f"workload must be one of {', '.join(map(repr, FAMILIES))}, got "
+                         f"{workload!r}")
+    serving = workload in ("llm_serving", "llm_disaggregated")
+    allowed = SERVING_SEARCH if serving else SEARCH
+    search = _table(data.get("search", {}), "search", allowed)
+    for key in allowed:
         if key in search:
             args[key] = search[key] if key == "token_law" else _range(search[key],
                                                                       f"search.{key}")
-    workload = args.get("workload", "gpu")
-    if workload not in ("gpu", "llm"):
-        raise ValueError(f"workload must be 'gpu' or 'llm', got {workload!r}")
+    if "serving" in data:
+        if not serving:
+            raise ValueError("serving: applies to the llm_serving and llm_disaggregated "
+                             "workloads only")
+        args.update(_table(data["serving"], "serving", SERVING))
+    if "sla" in data:
+        rows = data["sla"]
+        if not isinstance(rows, list):
+            raise ValueError("sla must be a list of tables ([[sla]] with metric, percentile, "
+                             "target_ms)")
+        args["sla"] = tuple(_table(r, f"sla[{i}]", ("metric", "percentile", "target_ms"))
+                            for i, r in enumerate(rows))
     items = data.get("hardware", [])
     if not isinstance(items, list) or not items:
         raise ValueError("hardware: list at least one candidate ([[hardware]] tables)")
@@ -172,20 +241,37 @@ def plan_toml(spec: PlanSpec) -> str:
     """``spec`` as a TOML text ``read_plan`` reads back to an equal spec."""
     if not isinstance(spec, PlanSpec):
         raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
+    serving = spec.workload in ("llm_serving", "llm_disaggregated")
     lines = ["# Capacity plan of the Inference Queueing Lab. Run it with",
              "#   python -m engine.planner this_file.toml [--out results.csv] [--dask ADDRESS]"]
-    lines += [f"{k} = {_value(getattr(spec, k))}" for k in TOP[:8]]
+    top = [k for k in TOP[:8] if not (serving and k in ("percentile", "target_ms"))]
+    lines += [f"{k} = {_value(getattr(spec, k))}" for k in top]
     lines += ["", "[arrivals]"]
     lines += [f"{k} = {_value(getattr(spec, name))}" for k, name in ARRIVALS.items()]
-    lines += ["", "[search]"]
-    lines += [f"{k} = {_value(getattr(spec, k))}" for k in SEARCH]
+    if serving:
+        lines += ["", "[serving]"]
+        lines += [f"{k} = {_value(getattr(spec, k))}" for k in SERVING]
+        lines += ["", "[search]"]
+        lines += [f"{k.name} = {_value(getattr(spec, k.name))}" for k in spec.family.knobs]
+        for metric, q, target in spec.sla:
+            lines += ["", "[[sla]]", f"metric = {_value(metric)}", f"percentile = {_value(q)}",
+                      f"target_ms = {_value(target)}"]
+    else:
+        lines += ["", "[search]"]
+        lines += [f"{k} = {_value(getattr(spec, k))}" for k in SEARCH]
     for h in spec.hardware:
         lines += ["", "[[hardware]]"]
-        for k in HARDWARE:
+        for k in (SERVING_HARDWARE if serving else HARDWARE):
             v = getattr(h, k)
             if k in ("alpha_ms", "tau0_ms", "max_batch") and h.workload == "llm":
                 continue
             if k == "k_s" and h.workload == "gpu":
+                continue
+            if v is None:                                   # kv_cache_tokens not known
+                continue
+            if k == "step_cost":
+                cost = ", ".join(f"{f} = {_value(getattr(v, f))}" for f in STEP_COST)
+                lines.append(f"step_cost = {{{cost}}}")
                 continue
             lines.append(f"{k} = {_value(v)}")
     return "\n".join(lines) + "\n"

@@ -21,13 +21,13 @@ import pandas as pd
 from scipy import stats
 
 from .. import sweep
-from .price import (REASONS, ConfigPrice, price_configuration, screen_jobs,
-                    simulate_configuration)
+from .families.base import METRICS, sla_text
+from .words import duration_text, money_text
+from .families.batch import CONFIRM_JOBS, CONFIRM_RUNS, BatchFamily
+from .price import REASONS, ConfigPrice, price_configuration, screen_jobs
 from .files import arrival_process
-from .spec import PlanSpec, _number, _whole
+from .spec import PlanSpec
 
-CONFIRM_RUNS = 4
-CONFIRM_JOBS = 100_000
 CONFIRM_TRIES = 3
 PARAMETERS = ("hardware", "b_max", "queue_delay_ms", "token_limit", "replicas")
 UNITS = {"b_max": "b_max", "queue_delay_ms": "queue_delay_ms", "token_limit": "token_limit_tokens",
@@ -57,7 +57,11 @@ class CapacityPlan:
     row) or, for a rejected one, a row with ``reason`` and ``detail`` (which hardware is
     worth it, and by how much); ``best``: the cheapest confirmed
     row as a dict (None if none; with ``spec.confirm == 0`` the cheapest screened row,
-    its ``confirmed`` NaN); ``answer``: the plan in one sentence, saying which.
+    its ``confirmed`` NaN); ``answer``: the plan in one sentence, saying which;
+    ``fronts``: the cost front against each SLA column and energy (``pareto_latency``
+    is the first SLA column's); ``fewer``: for the serving families, the confirmed best
+    with one server fewer of each kind, simulated the same way (it misses, or it would
+    have been the answer), else None.
     """
 
     spec: PlanSpec
@@ -70,23 +74,23 @@ class CapacityPlan:
     answer: str
     arrivals_label: str
     per_hardware: pd.DataFrame
+    fronts: dict = None
+    fewer: pd.DataFrame | None = None
 
 
 def plan_grid(spec: PlanSpec) -> list[dict]:
     """The configurations of ``spec`` as a list of points for ``engine.sweep.run``: every
-    combination of the ranges, but a GPU b_max only up to the candidate's largest measured
-    batch (the profile says nothing beyond it)."""
-    points = []
-    for hw in spec.hardware:
-        for b in spec.b_max:
-            if hw.workload == "gpu" and b > hw.max_batch:
-                continue
-            for d in spec.queue_delay_ms:
-                for k in spec.token_limit:
-                    for r in spec.replicas:
-                        points.append(dict(hardware=hw.name, b_max=b, queue_delay_ms=d,
-                                           token_limit=k, replicas=r))
-    return points
+    combination of the family's ranges (``spec.family.grid``), but a GPU b_max only up to
+    the candidate's largest measured batch (the profile says nothing beyond it)."""
+    return spec.family.grid(spec)
+
+
+def price_point(spec: PlanSpec, *, arrivals=None, **config):
+    """One point of ``plan_grid`` priced by the plan's family."""
+    if isinstance(spec.family, BatchFamily):
+        # the batch families' public pricing, which checks the settings first
+        return price_configuration(spec, arrivals=arrivals, **config)
+    return spec.family.price(spec, arrivals=arrivals, **config)
 
 
 def pareto_front(cost, other) -> np.ndarray:
@@ -104,185 +108,219 @@ def pareto_front(cost, other) -> np.ndarray:
     return np.asarray(keep, dtype=int)
 
 
-def _confirm(spec: PlanSpec, row, arrivals) -> tuple[float, float]:
-    """(percentile, 95 % CI half-width) in ms from ``CONFIRM_RUNS`` independent runs."""
-    n = max(CONFIRM_JOBS, 5 * screen_jobs(spec.percentile))
-    base = np.random.SeedSequence([spec.seed, 1729, int(row.b_max), int(row.replicas),
-                                   int(row.token_limit),
-                                   int(round(float(row.queue_delay_ms) * 1e6))])
-    values = [simulate_configuration(spec, row.hardware, row.b_max, row.queue_delay_ms,
-                                     row.token_limit, row.replicas, arrivals=arrivals,
-                                     n_jobs=n, seed=s)["latency_percentile_ms"]
-              for s in base.spawn(CONFIRM_RUNS)]
-    half = stats.t.ppf(0.975, CONFIRM_RUNS - 1) * np.std(values, ddof=1) / math.sqrt(CONFIRM_RUNS)
-    return float(np.mean(values)), float(half)
-
-
-def _rejection(spec: PlanSpec, rows: pd.DataFrame) -> tuple[str, str]:
-    """Why a candidate whose configurations all fail does: the first test every one of
-    them fails, with the closest it came."""
-    unit = "images/s" if spec.workload == "gpu" else "requests/s"
-    if rows.empty:
-        return "not searched", "no b_max in the range is within its measured batch sizes"
-    if not rows["stable"].any():
-        most = rows["capacity_per_s"].max()
-        return ("unstable", f"at most {most:,.4g} {unit} with {int(rows['replicas'].max())} "
-                            f"replicas, below the {spec.rate_per_s:,.4g} {unit} offered")
-    stable = rows[rows["stable"]]
-    if (stable["reason"] == "latency").all():
-        low = stable.loc[stable["latency_percentile_ms"].idxmin()]
-        return ("latency", f"best p{spec.percentile:g} "
-                           f"{duration_text(low.latency_percentile_ms)} (b_max {int(low.b_max)}, "
-                           f"{int(low.replicas)} replicas) > {duration_text(spec.target_ms)}")
-    fast = stable[stable["reason"] != "latency"]
-    if (fast["reason"] == "energy").all():
-        low = fast["energy_j_per_request"].min()
-        return "energy", f"least {low:,.4g} J per request > {spec.energy_cap_j:,.4g} J cap"
-    low = fast["truncated_fraction"].min()
-    return ("truncation", f"the limits that meet the latency cut {low:.1%} of replies > "
-                          f"{spec.truncation_cap:.1%} allowed")
-
-
-def _plain(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant digits without an exponent ("0.0617", "2,500")."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
-    text = f"{round(x, decimals):,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def duration_text(ms: float) -> str:
-    """A latency in plain words: "0.0617 ms", "16.9 ms", "2.5 s", "52.2 s" (s from 1 s)."""
-    ms = float(ms)
-    if math.isnan(ms):
-        return "not known"
-    if not math.isfinite(ms):
-        return "unstable"
-    return f"{_plain(ms / 1000.0)} s" if abs(ms) >= 1000 else f"{_plain(ms)} ms"
-
-
-def money_text(usd: float) -> str:
-    """Dollars in plain words: "$0.00001", "$0.292", "$81.94", "$22,761"."""
-    usd = float(usd)
-    if not math.isfinite(usd):
-        return f"${usd:g}"
-    return (f"${_plain(usd)}" if abs(usd) < 10 else f"${usd:,.2f}" if abs(usd) < 1000
-            else f"${usd:,.0f}")
-
-
 def settings_text(spec: PlanSpec, row) -> str:
-    """A configuration's batching settings in plain words: "b_max 8", "b_max 8, max queue
-    delay 2 ms" (GPU), "b_max 32, token limit 512" / "b_max 32, no token limit" (LLM).
-    ``row``: a mapping or row with ``b_max``, ``queue_delay_ms`` and ``token_limit``."""
+    """A configuration's settings in plain words (its family's wording): "b_max 8",
+    "b_max 8, max queue delay 2 ms" (GPU), "b_max 32, token limit 512" / "b_max 32, no
+    token limit" (LLM batch), "max_num_seqs 128, token budget 8,192" (serving).
+    ``row``: a mapping or row with the family's settings."""
     if not isinstance(spec, PlanSpec):
         raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
-    try:
-        b, delay, limit = (_whole(row["b_max"], "b_max", 1, 1 << 20),
-                           _number(row["queue_delay_ms"], "queue_delay_ms", low=0.0),
-                           _whole(row["token_limit"], "token_limit", 0, 1 << 20))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"row must hold a whole b_max >= 1, a queue_delay_ms >= 0 and a "
-                         f"whole token_limit >= 0 ({exc})") from None
-    text = f"b_max {b}"
-    if spec.workload == "gpu":
-        return text + (f", max queue delay {delay:g} ms" if delay > 0 else "")
-    return text + (f", token limit {limit:,}" if limit > 0 else ", no token limit")
+    return spec.family.settings_text(spec, row)
+
+
+def _sla_words(spec: PlanSpec) -> str:
+    if len(spec.sla) == 1 and spec.workload in ("gpu", "llm"):
+        return f"{spec.percentile:g} % of requests within {duration_text(spec.target_ms)}"
+    return sla_text(spec.sla)
+
+
+def _measured_text(spec: PlanSpec, best, confirmed: bool, ci: bool = True) -> str:
+    """The SLA's percentiles of ``best`` in words, confirmed or screened."""
+    fam = spec.family
+    parts = []
+    for (metric, q, _), col in zip(spec.sla, fam.sla_columns(spec)):
+        name = "" if spec.workload in ("gpu", "llm") else f" {METRICS[metric][1]}"
+        if confirmed:
+            est, half = fam.confirm_columns(spec)[col]
+            parts.append(f"p{q:g}{name} {duration_text(best[est])}"
+                         + (f" (± {duration_text(best[half])})" if ci else ""))
+        else:
+            parts.append(f"p{q:g}{name} {duration_text(best[col])}")
+    return ", ".join(parts)
 
 
 def _answer(spec: PlanSpec, best, label: str, ranked: pd.DataFrame) -> str:
-    unit = "images/s" if spec.workload == "gpu" else "requests/s"
-    sla = f"{spec.percentile:g} % of requests within {duration_text(spec.target_ms)}"
-    load = f"{spec.rate_per_s:,.4g} {unit} ({label})"
+    fam = spec.family
+    sla = _sla_words(spec)
+    load = f"{fam.rate_text(spec)} ({label})"
     if best is None and ranked.empty:
         return (f"No configuration searched keeps {sla} at {load}: see why each candidate "
                 f"fails, then widen the ranges.")
     if best is None:
         tried = ranked[ranked["confirmed"] == False]  # noqa: E712 (object column)
-        near = tried.loc[tried["confirmed_percentile_ms"].idxmin()]
-        return (f"{len(ranked):,} configurations passed the screening simulation for {sla} at "
-                f"{load}, but none of the {len(tried)} cheapest held the target in the longer "
-                f"confirmation runs (closest: p{spec.percentile:g} "
-                f"{duration_text(near.confirmed_percentile_ms)} with {int(near.replicas)} "
-                f"replicas of {near.hardware}): add replicas to the range or relax the target.")
-    copies = f"{int(best['replicas'])} replica{'s' if best['replicas'] > 1 else ''}"
-    head = (f"Cheapest: {copies} of {best['hardware']} ({settings_text(spec, best)}) at "
+        first = fam.confirm_columns(spec)[fam.sla_columns(spec)[0]][0]
+        near = tried.loc[tried["sla_confirmed_ratio"].idxmin()] if \
+            "sla_confirmed_ratio" in tried else tried.loc[tried[first].idxmin()]
+        return (f"{len(ranked):,} configurations passed the screening {fam.screening_noun} "
+                f"for {sla} at {load}, but none of the {len(tried)} cheapest held the target "
+                f"in the longer confirmation runs (closest: "
+                f"{_measured_text(spec, near, True, ci=False)} with {fam.closest_text(near)}): "
+                f"{fam.more_servers_words} or relax the target.")
+    head = (f"Cheapest: {fam.fleet_text(best)} ({settings_text(spec, best)}) at "
             f"{money_text(best['cost_usd_per_hour'])}/h "
             f"({money_text(best['cost_usd_per_million'])} per million requests) keeps {sla} "
-            f"at {load}: p{spec.percentile:g} ")
+            f"at {load}: ")
     if best["confirmed"] is True:
-        return (head + f"{duration_text(best['confirmed_percentile_ms'])} "
-                f"(± {duration_text(best['confirmed_ci_ms'])}), confirmed by simulation.")
-    return (head + f"{duration_text(best['latency_percentile_ms'])} in one screening "
-            f"simulation of {screen_jobs(spec.percentile):,} requests, not confirmed by "
-            f"longer runs (confirm = 0).")
+        return head + f"{_measured_text(spec, best, True)}, {fam.confirmed_words(spec)}."
+    return (head + f"{_measured_text(spec, best, False)} {fam.screened_words(spec)}, not "
+            f"confirmed by longer runs (confirm = 0).")
 
 
-def capacity_plan(spec: PlanSpec, *, arrivals=None, executor=None, chunksize=None,
-                  progress=None) -> CapacityPlan:
+def _meets(spec: PlanSpec, values: dict) -> bool:
+    """Every SLA row within its target, from {sla column: (estimate, ci)}."""
+    return all(values[c][0] <= t for c, (_, _, t) in zip(spec.family.sla_columns(spec),
+                                                          spec.sla))
+
+
+def _confirm_row(spec, ranked, i, arrivals) -> bool:
+    fam = spec.family
+    values = fam.confirm(spec, ranked.loc[i], arrivals)
+    ok = _meets(spec, values)
+    ranked.at[i, "confirmed"] = ok
+    cols = fam.confirm_columns(spec)
+    for c, (est, half) in values.items():
+        ranked.loc[i, list(cols[c])] = [est, half]
+    if "sla_confirmed_ratio" in ranked:
+        ranked.at[i, "sla_confirmed_ratio"] = max(
+            values[c][0] / t for c, (_, _, t) in zip(fam.sla_columns(spec), spec.sla))
+    return ok
+
+
+def _same_but_scale(fam, ranked, row) -> np.ndarray:
+    """Rows of ``ranked`` with ``row``'s settings but at most its servers (a family's
+    ``scale_knobs``): no faster than ``row``."""
+    same = np.ones(len(ranked), bool)
+    for c in ranked.columns:
+        if c in fam.setting_columns() and c not in fam.scale_knobs:
+            same &= (ranked[c] == row[c]).to_numpy()
+    for c in fam.scale_knobs:
+        same &= (ranked[c] <= row[c]).to_numpy()
+    return same
+
+
+def _fewest(spec: PlanSpec, best: dict, table: pd.DataFrame, ranked: pd.DataFrame,
+            arrivals):
+    """The confirmed ``best`` with one server fewer of each kind, simulated the same way;
+    one that meets the SLA becomes the best (cheaper) and is tried again.  Returns (best,
+    the table of the misses with one server fewer)."""
+    fam = spec.family
+    settings = fam.setting_columns()
+    while True:
+        rows = []
+        for change in fam.neighbours(spec, best):
+            row = {**best, **change}
+            match = np.ones(len(table), bool)
+            for c in settings:
+                match &= (table[c] == row[c]).to_numpy()
+            priced = table[match]
+            if len(priced):
+                row.update({k: v for k, v in priced.iloc[0].to_dict().items()})
+            cols = fam.confirm_columns(spec)
+            if len(priced) and not bool(priced.iloc[0]["stable"]):
+                values = {c: (math.inf, math.nan) for c in cols}   # past its capacity
+            else:
+                values = fam.confirm(spec, best, arrivals, **change)
+            for c, (est, half) in values.items():
+                row[cols[c][0]], row[cols[c][1]] = est, half
+            row["confirmed"] = _meets(spec, values)
+            row["sla_confirmed_ratio"] = max(values[c][0] / t for c, (_, _, t) in
+                                             zip(fam.sla_columns(spec), spec.sla))
+            rows.append(row)
+        cheaper = [r for r in rows if r["confirmed"]]
+        if not cheaper:
+            return best, (pd.DataFrame(rows) if rows else None)
+        best = min(cheaper, key=lambda r: r["cost_usd_per_hour"])
+
+
+def _confirm_ranking(spec: PlanSpec, ranked: pd.DataFrame, arrivals) -> None:
+    """Confirm down the ranking (the module docstring).  A family with ``scale_knobs``
+    skips the configurations a miss rules out (the same settings with no more servers)."""
+    fam = spec.family
+    done = tries = 0
+    ruled_out = np.zeros(len(ranked), bool)
+    for i in range(len(ranked)):
+        if done >= spec.confirm or tries >= CONFIRM_TRIES * spec.confirm:
+            break
+        if ruled_out[i]:
+            continue
+        ok = _confirm_row(spec, ranked, i, arrivals)
+        tries += 1
+        done += ok
+        if not ok and fam.scale_knobs:
+            ruled_out |= _same_but_scale(fam, ranked, ranked.loc[i])
+
+
+def capacity_plan(spec: PlanSpec, *, arrivals=None, workload=None, executor=None,
+                  chunksize=None, progress=None) -> CapacityPlan:
     """Price every configuration of ``spec`` and rank those meeting its SLA.
 
     ``arrivals``: the total stream as an ``engine.arrivals`` process (requests per s)
-    instead of the one ``spec`` names (``arrival_process``); ``executor``, ``chunksize``,
+    instead of the one ``spec`` names (``arrival_process``); ``workload`` (serving
+    families): the prompts and replies (``engine.planner.families.llm_serving.
+    ServingWorkload``) instead of those ``spec`` names; ``executor``, ``chunksize``,
     ``progress``: as in ``engine.sweep.run`` (``executor="serial"`` runs in this
     process).  The same spec gives the same tables on every executor.
     """
     if not isinstance(spec, PlanSpec):
         raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
+    fam = spec.family
     if arrivals is None:
         arrivals = arrival_process(spec)
     label = "Poisson arrivals" if arrivals is None else f"arrivals: {arrivals.label}"
+    context = fam.prepare(spec, workload)
     points = plan_grid(spec)
-    func = partial(price_configuration, spec, arrivals=arrivals)
+    func = partial(price_point, spec, arrivals=arrivals, **context)
     if points:
         table = sweep.run(func, points, executor=executor, chunksize=chunksize,
                           progress=progress)
     else:                                   # no b_max within any candidate's measured batches
-        table = pd.DataFrame(columns=[*PARAMETERS, *(f.name for f in fields(ConfigPrice))])
+        table = pd.DataFrame(columns=fam.columns(spec))
     meets = table[table["meets_sla"].astype(bool)]
-    ranked = meets.sort_values(["cost_usd_per_hour", "latency_percentile_ms"], kind="stable")
+    ranked = meets.sort_values(["cost_usd_per_hour", fam.tie_column(spec)], kind="stable")
     ranked = ranked.reset_index(drop=True)
     ranked["confirmed"] = pd.Series([np.nan] * len(ranked), dtype=object)
-    ranked["confirmed_percentile_ms"] = np.nan
-    ranked["confirmed_ci_ms"] = np.nan
-    done = tries = 0
-    for i in range(len(ranked)):
-        if done >= spec.confirm or tries >= CONFIRM_TRIES * spec.confirm:
-            break
-        pct, half = _confirm(spec, ranked.loc[i], arrivals)
-        tries += 1
-        ok = bool(pct <= spec.target_ms)
-        done += ok
-        ranked.at[i, "confirmed"] = ok
-        ranked.loc[i, ["confirmed_percentile_ms", "confirmed_ci_ms"]] = [pct, half]
+    for est, ci in fam.confirm_columns(spec).values():
+        ranked[est] = np.nan
+        ranked[ci] = np.nan
+    if fam.scale_knobs:
+        ranked["sla_confirmed_ratio"] = np.nan
+    _confirm_ranking(spec, ranked, arrivals)
     good = ranked[ranked["confirmed"] == True]  # noqa: E712 (object column)
     best = None if good.empty else good.iloc[0].to_dict()
     if spec.confirm == 0 and len(ranked):
         best = ranked.iloc[0].to_dict()          # screened only: the answer says so
+    fewer = None
+    if best is not None and best["confirmed"] is True and hasattr(fam, "neighbours"):
+        best, fewer = _fewest(spec, best, table, ranked, arrivals)
     stable = table[table["stable"].astype(bool)]
-    fronts = []
-    for col in ("latency_percentile_ms", "energy_j_per_request"):
+    fronts = {}
+    for col in [*fam.sla_columns(spec), "energy_j_per_request"]:
         idx = pareto_front(stable["cost_usd_per_hour"], stable[col]) if len(stable) else []
-        fronts.append(stable.iloc[idx].reset_index(drop=True))
+        fronts[col] = stable.iloc[idx].reset_index(drop=True)
     rejected = []
-    for hw in spec.hardware:
-        rows = table[table["hardware"] == hw.name] if len(table) else table
+    for hw in fam.candidates(spec):
+        rows = table[fam.uses(table, hw)] if len(table) else table
         if len(rows) and rows["meets_sla"].any():
             continue
-        reason, detail = _rejection(spec, rows)
-        rejected.append(dict(hardware=hw.name, reason=reason, detail=detail))
+        reason, detail = fam.rejection(spec, rows)
+        rejected.append(dict(hardware=hw, reason=reason, detail=detail))
     rejected = pd.DataFrame(rejected, columns=["hardware", "reason", "detail"])
-    firsts = ranked.drop_duplicates("hardware", keep="first")
+    firsts = ranked.drop_duplicates(fam.candidate_columns(), keep="first")
+    if fam.candidate_columns() != ["hardware"]:
+        firsts = firsts.assign(hardware=[fam.candidate_of(r) for _, r in firsts.iterrows()]) \
+            if len(firsts) else firsts.assign(hardware=pd.Series([], dtype=object))
     per_hardware = pd.concat([firsts, rejected], ignore_index=True) if len(rejected) else firsts
-    order = {hw.name: i for i, hw in enumerate(spec.hardware)}
+    order = {name: i for i, name in enumerate(fam.candidates(spec))}
     per_hardware = per_hardware.sort_values(
         ["cost_usd_per_hour", "hardware"], key=lambda c: c.map(order) if c.name == "hardware"
         else c, na_position="last", kind="stable").reset_index(drop=True) \
         if len(per_hardware) else per_hardware.reset_index(drop=True)
-    return CapacityPlan(spec=spec, table=table, ranked=ranked, pareto_latency=fronts[0],
-                        pareto_energy=fronts[1], rejected=rejected, best=best,
-                        answer=_answer(spec, best, label, ranked), arrivals_label=label,
-                        per_hardware=per_hardware)
+    first = fam.sla_columns(spec)[0]
+    return CapacityPlan(spec=spec, table=table, ranked=ranked, pareto_latency=fronts[first],
+                        pareto_energy=fronts["energy_j_per_request"], rejected=rejected,
+                        best=best, answer=_answer(spec, best, label, ranked),
+                        arrivals_label=label, per_hardware=per_hardware, fronts=fronts,
+                        fewer=fewer)
 
 
 def spreadsheet_safe(text: str) -> str:
@@ -298,24 +336,19 @@ def ranked_csv(plan: CapacityPlan) -> str:
     if not isinstance(plan, CapacityPlan):
         raise ValueError(f"plan must be a CapacityPlan, got {type(plan).__name__}")
     s = plan.spec
-    cols = [c for c in ("hardware", "b_max", "queue_delay_ms", "token_limit", "replicas",
-                        "cost_usd_per_hour", "cost_usd_per_million", "mean_latency_ms",
-                        "method", "latency_percentile_ms", "confirmed",
-                        "confirmed_percentile_ms", "confirmed_ci_ms", "utilization",
-                        "mean_batch_size", "energy_j_per_request", "truncated_fraction")
-            if c in plan.ranked.columns]
-    if s.workload == "gpu":
-        cols.remove("token_limit")
-    else:
-        cols.remove("queue_delay_ms")
+    cols = [c for c in s.family.csv_columns(s) if c in plan.ranked.columns]
     out = plan.ranked[cols].rename(columns=UNITS)
     out.insert(0, "rank", np.arange(1, len(out) + 1))
     out["hardware"] = out["hardware"].map(spreadsheet_safe)
-    unit = "images/s" if s.workload == "gpu" else "requests/s"
+    unit = s.family.load_unit
     buf = io.StringIO()
     answer = " ".join(plan.answer.split())            # one line: the header is a comment
-    buf.write(f"# {spreadsheet_safe(answer)}\n# SLA: p{s.percentile:g} <= "
-              f"{s.target_ms:g} ms; traffic {s.rate_per_s:g} {unit}, {plan.arrivals_label}\n")
+    if s.workload in ("gpu", "llm"):
+        sla = f"p{s.percentile:g} <= {s.target_ms:g} ms"
+    else:
+        sla = "; ".join(f"p{q:g} {METRICS[m][1]} <= {t:g} ms" for m, q, t in s.sla)
+    buf.write(f"# {spreadsheet_safe(answer)}\n# SLA: {sla}; traffic {s.rate_per_s:g} {unit}, "
+              f"{plan.arrivals_label}\n")
     out.to_csv(buf, index=False)
     return buf.getvalue()
 

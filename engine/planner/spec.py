@@ -1,149 +1,98 @@
-"""What a capacity plan searches: the traffic, the SLA, the candidate hardware with its
-price, and the ranges of the settings (``PlanSpec``, ``Hardware``), validated on
-construction, and the presets that fill them (``hardware_presets``, ``default_spec``).
+"""What a capacity plan searches: the workload family, the traffic, the SLA, the
+candidate hardware with its price, and the ranges of the settings (``PlanSpec``),
+validated on construction, and the presets that fill them (``hardware_presets``,
+``default_spec``).
 
 Units: the total request rate in requests/s, latencies in ms, energy in J per request,
-prices in $ per hour, power in W.  A GPU workload's batch time is τ[b] = αb + τ0 (ms,
-Inoue 2021 eq 25); an LLM workload's is H(b, l) = k1·b + k2 + k3·b·l + k4·l (s, Yang et
-al. eq 18) with l the longest output of the batch in tokens.
+prices in $ per hour, power in W.  The families (``engine.planner.families``) say what
+each candidate holds and which settings each searches.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 import math
 
-import numpy as np
+from .checks import MAX_REPLICAS, number_in, values_in, whole_in
+from .hardware import Hardware, ServingHardware, price_of, short_name  # noqa: F401
 
-from ..presets import (batch_profiles, hardware_prices, llm_batch_time_presets,
-                       token_law_presets)
-
-WORKLOADS = ("gpu", "llm")
 ARRIVAL_KINDS = ("poisson", "bursty", "mmpp2", "replay")
 MAX_CONFIGURATIONS = 200_000      # the largest grid one plan prices
-MAX_REPLICAS = 10_000
 MAX_CONFIRM = 50
+MAX_SLA_ROWS = 6
 
 
-def _number(value, name: str, *, low=None, high=None, low_open=False, whole=False,
-            allow_inf=False) -> float:
-    """``value`` as a float in its range, else ``ValueError`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except OverflowError:                    # a Python int beyond any float
-        raise ValueError(f"{name} must be a number within float range, got {value!r}") from None
-    if math.isnan(v) or (math.isinf(v) and not (allow_inf and v > 0)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and (v < low or (low_open and v == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {v:g}")
-    if high is not None and v > high:
-        raise ValueError(f"{name} must be <= {high:g}, got {v:g}")
-    if whole and math.isfinite(v) and v != round(v):
-        raise ValueError(f"{name} must be a whole number, got {v:g}")
-    return v
+def _families():
+    from .families import FAMILIES
+    return FAMILIES
 
 
-def _whole(value, name: str, low: int, high: int) -> int:
-    """``value`` as an exact int in [low, high] (an int, or a float with a whole value
-    below 2**53, where floats hold every whole number), else ``ValueError`` naming it."""
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) \
-            and value == round(value) and abs(value) < 2 ** 53:
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name} must be a whole number in [{low}, {high}], got {value!r}")
-    return int(value)
+WORKLOADS = ("gpu", "llm", "llm_serving", "llm_disaggregated")
 
 
-def _values(values, name: str, **rule) -> tuple:
-    """A non-empty tuple of numbers each within ``rule``, sorted, without repeats."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"{name} must be a list of numbers, got {values!r}")
-    items = [_number(v, name, **rule) for v in values]
-    if not items:
-        raise ValueError(f"{name} must hold at least one value")
-    out = sorted(set(items))
-    return tuple(int(v) for v in out) if rule.get("whole") else tuple(out)
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """One candidate server and its price.
-
-    ``price_usd_per_hour``: what one replica costs ($/h; several GPUs where the model
-    spans them).  ``busy_power_w`` / ``idle_power_w``: what it draws computing / idle (W).
-    GPU workload: ``alpha_ms``, ``tau0_ms`` (τ[b] = αb + τ0, ms) and ``max_batch`` (the
-    largest batch measured: larger b_max are not searched).  LLM workload: ``k_s`` =
-    (k1 s/request, k2 s, k3 s/(token·request), k4 s/token).  ``profile``: the preset it
-    came from ("" if typed in); ``source``: where its numbers come from.
-    """
-
-    name: str
-    price_usd_per_hour: float
-    busy_power_w: float = 0.0
-    idle_power_w: float = 0.0
-    alpha_ms: float = math.nan
-    tau0_ms: float = math.nan
-    max_batch: int = 0
-    k_s: tuple = ()
-    profile: str = ""
-    source: str = ""
-
-    def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name.strip() \
-                or not self.name.isprintable():
-            raise ValueError(f"hardware name must be a non-empty line of printable text, "
-                             f"got {self.name!r}")
-        where = f"hardware {self.name!r}:"
-        object.__setattr__(self, "price_usd_per_hour", _number(
-            self.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
-        for key in ("busy_power_w", "idle_power_w"):
-            object.__setattr__(self, key, _number(getattr(self, key), f"{where} {key}", low=0.0))
-        if isinstance(self.k_s, (str, bytes)) or not hasattr(self.k_s, "__iter__"):
-            raise ValueError(f"{where} k_s must be 4 numbers (k1, k2, k3, k4), got {self.k_s!r}")
-        if len(tuple(self.k_s)):
-            k = tuple(_number(v, f"{where} k_s", low=0.0) for v in self.k_s)
-            if len(k) != 4 or k[0] <= 0:
-                raise ValueError(f"{where} k_s must be 4 numbers (k1 > 0, k2, k3, k4 >= 0), "
-                                 f"got {self.k_s!r}")
-            object.__setattr__(self, "k_s", k)
-        else:
-            object.__setattr__(self, "k_s", ())
-            object.__setattr__(self, "alpha_ms", _number(self.alpha_ms, f"{where} alpha_ms",
-                                                         low=0.0, low_open=True))
-            object.__setattr__(self, "tau0_ms", _number(self.tau0_ms, f"{where} tau0_ms",
-                                                        low=0.0))
-            object.__setattr__(self, "max_batch", int(_number(
-                self.max_batch, f"{where} max_batch", low=1, whole=True)))
-        for key in ("profile", "source"):
-            if not isinstance(getattr(self, key), str):
-                raise ValueError(f"{where} {key} must be text")
-
-    @property
-    def workload(self) -> str:
-        """"llm" when it carries LLM batch-time coefficients, else "gpu"."""
-        return "llm" if self.k_s else "gpu"
+def _sla(rows, metrics: tuple, from_fields: bool = False) -> tuple:
+    """``rows`` as a tuple of (metric, percentile, target ms), each checked
+    (``from_fields``: the one row made of ``percentile`` and ``target_ms``, named so)."""
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise ValueError(f"sla must be a list of (metric, percentile, target_ms), got {rows!r}")
+    out = []
+    for i, row in enumerate(rows):
+        where = f"sla[{i}]"
+        q_name, t_name = ((f"{where} percentile", f"{where} target_ms") if not from_fields
+                          else ("percentile", "target_ms"))
+        if isinstance(row, dict):
+            unknown = set(row) - {"metric", "percentile", "target_ms"}
+            if unknown:
+                raise ValueError(f"{where}: unknown field {sorted(unknown)[0]!r} (allowed: "
+                                 f"metric, percentile, target_ms)")
+            row = (row.get("metric"), row.get("percentile"), row.get("target_ms"))
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != 3:
+            raise ValueError(f"{where} must be (metric, percentile, target_ms), got {row!r}")
+        metric, q, target = row
+        if metric not in metrics:
+            raise ValueError(f"{where}: metric must be one of {', '.join(metrics)} for this "
+                             f"workload, got {metric!r}")
+        out.append((metric, number_in(q, q_name, low=50.0, high=99.99),
+                    number_in(target, t_name, low=0.0, low_open=True)))
+    if not out:
+        raise ValueError("sla must hold at least one (metric, percentile, target_ms)")
+    if len(out) > MAX_SLA_ROWS:
+        raise ValueError(f"sla holds {len(out)} rows, at most {MAX_SLA_ROWS}")
+    seen = [(m, q) for m, q, _ in out]
+    if len(set(seen)) != len(seen):
+        m, q = next(x for x in seen if seen.count(x) > 1)
+        raise ValueError(f"sla: p{q:g} {m} appears twice")
+    return tuple(out)
 
 
 @dataclass(frozen=True)
 class PlanSpec:
     """Everything a capacity plan needs: exactly what the planner page's inputs hold.
 
+    ``workload``: the family (``engine.planner.families.FAMILIES``: "gpu", "llm",
+    "llm_serving", "llm_disaggregated").
     Traffic: ``rate_per_s`` requests/s in total, arriving as ``arrivals_kind`` ("poisson";
     "bursty": a renewal process with gap SCV ``arrivals_scv``; "mmpp2": the MMPP-2 fitted
     to ``arrivals_trace``, an arrival preset's id or a trace file; "replay": the trace
     file ``arrivals_trace``).
-    SLA: ``percentile`` % of requests within ``target_ms``; at most ``energy_cap_j`` J per
-    request (inf: no cap); LLM: the token limit may cut at most ``truncation_cap`` of the
-    replies (a fraction, 1: no cap).  Candidates: ``hardware``.  Ranges searched (every
-    combination): ``b_max``, ``queue_delay_ms`` (the Triton batcher's max queue delay, 0:
-    start a batch at once, the paper's policy; GPU workload), ``token_limit`` (largest
-    output tokens, 0: none; LLM workload, drawn from the token-law preset ``token_law``),
-    ``replicas``.  ``confirm``: how many of the cheapest are confirmed by simulation;
-    ``seed``: the simulations' seed.
+    SLA: ``sla``, rows of (metric, percentile, target ms), every one to hold (metrics:
+    the family's: "latency" for the GPU family, "e2e" for the LLM batch family, "ttft",
+    "tpot" and "e2e" for the serving families); ``percentile`` and ``target_ms`` are the
+    first row's (given alone they make a one-row SLA of the family's metric; given with
+    ``sla`` they replace its first row's).  At most ``energy_cap_j`` J per request (inf:
+    no cap); LLM batch: the token limit may cut at most ``truncation_cap`` of the replies
+    (a fraction, 1: no cap).  Candidates: ``hardware``.
+    Ranges searched (every combination of the family's knobs): ``b_max``,
+    ``queue_delay_ms`` (GPU), ``token_limit`` (LLM batch, drawn from the token-law preset
+    ``token_law``), ``replicas``; serving: ``max_num_seqs``, ``max_num_batched_tokens``
+    (colocated: with ``replicas``; disaggregated: each side's, with
+    ``prefill_instances`` and ``decode_instances``, every pair of candidates as prefill
+    and decode hardware).  Serving workload: prompts from the token-law preset
+    ``prompt_law`` and replies from ``token_law``, or both from the trace file
+    ``token_trace`` (prompt and reply taken together, request by request); ``dispatch``
+    across replicas ("random", "round_robin", "least_outstanding"); the KV link of the
+    disaggregated family ``link_gb_per_s``, ``link_latency_ms``.
+    ``confirm``: how many of the cheapest are confirmed by simulation; ``seed``: the
+    simulations' seed.
     """
 
     workload: str = "gpu"
@@ -151,8 +100,8 @@ class PlanSpec:
     arrivals_kind: str = "poisson"
     arrivals_scv: float = 1.0
     arrivals_trace: str = ""
-    percentile: float = 99.0
-    target_ms: float = 100.0
+    percentile: float | None = None
+    target_ms: float | None = None
     energy_cap_j: float = math.inf
     truncation_cap: float = 1.0
     hardware: tuple = ()
@@ -163,75 +112,119 @@ class PlanSpec:
     replicas: tuple = tuple(range(1, 17))
     confirm: int = 5
     seed: int = 0
+    sla: tuple = ()
+    prompt_law: str = ""
+    token_trace: str = ""
+    max_num_seqs: tuple = (256,)
+    max_num_batched_tokens: tuple = (8192,)
+    prefill_instances: tuple = (1, 2, 3, 4)
+    decode_instances: tuple = (1, 2, 3, 4)
+    dispatch: str = "least_outstanding"
+    link_gb_per_s: float = 50.0
+    link_latency_ms: float = 0.0
 
     def __post_init__(self):
-        if self.workload not in WORKLOADS:
-            raise ValueError(f"workload must be one of {WORKLOADS}, got {self.workload!r}")
+        families = _families()
+        if not isinstance(self.workload, str) or self.workload not in families:
+            raise ValueError(f"workload must be one of {tuple(families)}, got "
+                             f"{self.workload!r}")
+        fam = families[self.workload]
         setv = lambda k, v: object.__setattr__(self, k, v)   # noqa: E731 (frozen fields)
-        setv("rate_per_s", _number(self.rate_per_s, "rate_per_s", low=0.0, low_open=True))
+        setv("rate_per_s", number_in(self.rate_per_s, "rate_per_s", low=0.0, low_open=True))
         if self.arrivals_kind not in ARRIVAL_KINDS:
             raise ValueError(f"arrivals_kind must be one of {ARRIVAL_KINDS}, "
                              f"got {self.arrivals_kind!r}")
-        setv("arrivals_scv", _number(self.arrivals_scv, "arrivals_scv", low=0.0, high=1e4,
-                                     low_open=True))
-        if not isinstance(self.arrivals_trace, str):
-            raise ValueError("arrivals_trace must be text")
+        setv("arrivals_scv", number_in(self.arrivals_scv, "arrivals_scv", low=0.0, high=1e4,
+                                       low_open=True))
+        for key in ("arrivals_trace", "token_trace", "prompt_law", "token_law"):
+            if not isinstance(getattr(self, key), str):
+                raise ValueError(f"{key} must be text, got {getattr(self, key)!r}")
         if self.arrivals_kind in ("mmpp2", "replay") and not self.arrivals_trace:
             raise ValueError(f"arrivals_trace must name a trace for arrivals_kind "
                              f"{self.arrivals_kind!r}")
-        setv("percentile", _number(self.percentile, "percentile", low=50.0, high=99.99))
-        setv("target_ms", _number(self.target_ms, "target_ms", low=0.0, low_open=True))
-        setv("energy_cap_j", _number(self.energy_cap_j, "energy_cap_j", low=0.0, low_open=True,
-                                     allow_inf=True))
-        setv("truncation_cap", _number(self.truncation_cap, "truncation_cap", low=0.0,
-                                       high=1.0))
+        self._resolve_sla(fam)
+        setv("energy_cap_j", number_in(self.energy_cap_j, "energy_cap_j", low=0.0,
+                                       low_open=True, allow_inf=True))
+        setv("truncation_cap", number_in(self.truncation_cap, "truncation_cap", low=0.0,
+                                         high=1.0))
         hw = tuple(self.hardware) if isinstance(self.hardware, (list, tuple)) else None
-        if not hw or not all(isinstance(h, Hardware) for h in hw):
+        if not hw or not all(isinstance(h, (Hardware, ServingHardware)) for h in hw):
             raise ValueError("hardware must list at least one Hardware")
         names = [h.name for h in hw]
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
             raise ValueError(f"hardware names must be unique, {dup!r} appears twice")
-        wrong = [h.name for h in hw if h.workload != self.workload]
+        wrong = [h.name for h in hw if not fam.accepts(h)]
         if wrong:
             raise ValueError(f"hardware {wrong[0]!r} does not describe a {self.workload} "
                              f"workload")
         setv("hardware", hw)
-        setv("b_max", _values(self.b_max, "b_max", low=1, high=4096, whole=True))
-        setv("queue_delay_ms", _values(self.queue_delay_ms, "queue_delay_ms", low=0.0,
-                                       high=1e5))
-        setv("token_limit", _values(self.token_limit, "token_limit", low=0, high=1 << 20,
-                                    whole=True))
-        setv("replicas", _values(self.replicas, "replicas", low=1, high=MAX_REPLICAS,
-                                 whole=True))
-        if not isinstance(self.token_law, str):
-            raise ValueError(f"token_law must be a token-law preset id, got {self.token_law!r}")
-        if self.workload == "llm":
-            if self.token_law not in token_law_presets():
-                raise ValueError(f"token_law must be one of {sorted(token_law_presets())}, "
-                                 f"got {self.token_law!r}")
-            if self.queue_delay_ms != (0.0,):
-                raise ValueError("queue_delay_ms applies to the GPU workload only; an LLM "
-                                 "plan takes (0,)")
-        elif self.token_limit != (0,):
-            raise ValueError("token_limit applies to the LLM workload only; a GPU plan "
-                             "takes (0,)")
-        setv("confirm", _whole(self.confirm, "confirm", 0, MAX_CONFIRM))
-        setv("seed", _whole(self.seed, "seed", 0, 2 ** 63 - 1))
+        setv("b_max", values_in(self.b_max, "b_max", low=1, high=4096, whole=True))
+        setv("queue_delay_ms", values_in(self.queue_delay_ms, "queue_delay_ms", low=0.0,
+                                         high=1e5))
+        setv("token_limit", values_in(self.token_limit, "token_limit", low=0, high=1 << 20,
+                                      whole=True))
+        setv("replicas", values_in(self.replicas, "replicas", low=1, high=MAX_REPLICAS,
+                                   whole=True))
+        for key in ("max_num_seqs", "max_num_batched_tokens", "prefill_instances",
+                    "decode_instances"):
+            dom = _SERVING_DOMAINS[key]
+            setv(key, values_in(getattr(self, key), key, low=dom.low, high=dom.high,
+                                whole=True))
+        from ..llm_serving import DISPATCH
+        if self.dispatch not in DISPATCH:
+            raise ValueError(f"dispatch must be one of {', '.join(DISPATCH)}, got "
+                             f"{self.dispatch!r}")
+        setv("link_gb_per_s", number_in(self.link_gb_per_s, "link_gb_per_s", low=0.0,
+                                        low_open=True, high=1e5))
+        setv("link_latency_ms", number_in(self.link_latency_ms, "link_latency_ms", low=0.0,
+                                          high=1e4))
+        fam.check(self)
+        setv("confirm", whole_in(self.confirm, "confirm", 0, MAX_CONFIRM))
+        setv("seed", whole_in(self.seed, "seed", 0, 2 ** 63 - 1))
         n = self.n_configurations
         if n > MAX_CONFIGURATIONS:
+            knobs = ", ".join(k.name for k in fam.knobs)
             raise ValueError(f"the ranges make {n:,} configurations, at most "
-                             f"{MAX_CONFIGURATIONS:,} per plan: narrow b_max, queue_delay_ms, "
-                             f"token_limit or replicas")
+                             f"{MAX_CONFIGURATIONS:,} per plan: narrow {knobs}")
+
+    def _resolve_sla(self, fam) -> None:
+        """``sla`` from itself, or from ``percentile`` and ``target_ms`` (see the class
+        docstring); afterwards ``percentile`` and ``target_ms`` are its first row's."""
+        rows = list(self.sla) if self.sla else []
+        q = 99.0 if self.percentile is None else self.percentile
+        t = 100.0 if self.target_ms is None else self.target_ms
+        from_fields = not rows
+        if not rows:
+            rows = [(fam.default_metric, q, t)]
+        elif self.percentile is not None or self.target_ms is not None:
+            first = rows[0]
+            if isinstance(first, dict):
+                first = (first.get("metric"), first.get("percentile"), first.get("target_ms"))
+            if isinstance(first, (list, tuple)) and len(first) == 3:
+                rows[0] = (first[0], first[1] if self.percentile is None else self.percentile,
+                           first[2] if self.target_ms is None else self.target_ms)
+        sla = _sla(rows, fam.metrics, from_fields)
+        object.__setattr__(self, "sla", sla)
+        object.__setattr__(self, "percentile", sla[0][1])
+        object.__setattr__(self, "target_ms", sla[0][2])
+
+    @property
+    def family(self):
+        """The workload family (``engine.planner.families``)."""
+        return _families()[self.workload]
 
     @property
     def n_configurations(self) -> int:
         """How many combinations the ranges make (before dropping b_max above a
         profile's largest measured batch)."""
-        return (len(self.hardware) * len(self.b_max) * len(self.queue_delay_ms)
-                * len(self.token_limit) * len(self.replicas))
+        fam = self.family
+        n = len(self.hardware) ** getattr(fam, "hardware_axes", 1)
+        for k in fam.knobs:
+            n *= len(getattr(self, k.name))
+        return n
 
-    def hardware_named(self, name: str) -> Hardware:
+    def hardware_named(self, name: str):
         """The candidate called ``name`` (``ValueError`` naming it if there is none)."""
         for h in self.hardware:
             if h.name == name:
@@ -239,88 +232,54 @@ class PlanSpec:
         raise ValueError(f"hardware: no candidate named {name!r}")
 
     def with_(self, **changes) -> "PlanSpec":
-        """A copy with ``changes`` (validated again)."""
+        """A copy with ``changes`` (validated again).  A new ``sla`` replaces the old
+        one whole; a new ``percentile`` or ``target_ms`` alone changes its first row."""
+        if "sla" in changes:
+            changes.setdefault("percentile", None)
+            changes.setdefault("target_ms", None)
+        elif "workload" in changes and changes["workload"] != self.workload:
+            changes.setdefault("sla", ())
         return replace(self, **changes)
+
+
+def _serving_domains() -> dict:
+    from ..core.domains import MAX_BATCHED_TOKENS, MAX_NUM_SEQS, SERVING_INSTANCES
+    return {"max_num_seqs": MAX_NUM_SEQS, "max_num_batched_tokens": MAX_BATCHED_TOKENS,
+            "prefill_instances": SERVING_INSTANCES, "decode_instances": SERVING_INSTANCES}
+
+
+_SERVING_DOMAINS = _serving_domains()
 
 
 # ---------------------------------------------------------------- presets
 
-def _price_of(profile_id: str):
-    """(HardwarePrice, GPUs) of the price preset that lists ``profile_id``, or (None, 0)."""
-    for price in hardware_prices().values():
-        for pid, gpus in price.gpus_per_profile:
-            if pid == profile_id:
-                return price, gpus
-    return None, 0
-
-
-def short_name(name: str) -> str:
-    """A preset's name without its provenance: the parts before the last " · " and no
-    parenthesised remark ("T4 16GB · ResNet-50 · mixed precision · TensorFlow")."""
-    parts = [p.split(" (")[0].strip() for p in name.split(" · ")]
-    return " · ".join(parts[:4] if len(parts) > 4 else parts)
-
-
-def hardware_presets(workload: str = "gpu") -> dict[str, Hardware]:
-    """The candidates the presets make, keyed by profile id: each batch profile
-    (``presets/gpu_batching``, fitted τ[b] = αb + τ0) or LLM batch-time preset
-    (``presets/llm_batching``) that a price preset (``presets/hardware_prices``) lists,
-    priced at its GPUs' share of the instance.  Busy power: the profile's largest measured
-    board power if it has one, else the GPUs' datasheet maximum (an upper bound); idle
-    power 0 W (unknown: type it in).  Read once per process (the files do not change)."""
-    if workload not in WORKLOADS:
-        raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
-    return dict(_hardware_presets(workload))
-
-
-@lru_cache(maxsize=None)
-def _hardware_presets(workload: str) -> dict[str, Hardware]:
-    """The candidates of ``hardware_presets``, built once per process."""
-    out = {}
-    if workload == "gpu":
-        for pid, prof in batch_profiles().items():
-            price, gpus = _price_of(pid)
-            if price is None:
-                continue
-            fit = prof.fit()
-            power = (float(np.max(prof.power_w)) if prof.power_w is not None
-                     else price.board_power_w * gpus)
-            out[pid] = Hardware(name=short_name(prof.name), price_usd_per_hour=price.usd_per_gpu_hour * gpus,
-                                busy_power_w=power, alpha_ms=fit.alpha_ms, tau0_ms=fit.tau0_ms,
-                                max_batch=int(prof.batch_size[-1]), profile=pid,
-                                source=f"{prof.source}. Price: {price.source}")
-    else:
-        for pid, pre in llm_batch_time_presets().items():
-            price, gpus = _price_of(pid)
-            if price is None:
-                continue
-            out[pid] = Hardware(name=short_name(pre.name), price_usd_per_hour=price.usd_per_gpu_hour * gpus,
-                                busy_power_w=price.board_power_w * gpus, k_s=pre.k, profile=pid,
-                                source=f"{pre.source}. Price: {price.source}")
-    return out
-
-
-DEFAULT_GPU_PROFILES = ("dle_tf_t4_resnet50_amp", "dle_tf_v100_16gb_resnet50_amp",
-                        "dle_tf_a100_40gb_resnet50_amp")
-DEFAULT_LLM_PROFILES = ("splitwise_a100_llama2_70b_tp8", "splitwise_h100_llama2_70b_tp8")
+def hardware_presets(workload: str = "gpu") -> dict:
+    """The candidates the presets make for ``workload``'s family, keyed by profile id:
+    GPU: each batch profile (``presets/gpu_batching``, fitted τ[b] = αb + τ0); LLM batch:
+    each LLM batch-time preset (``presets/llm_batching``); serving: each serving preset
+    (``presets/llm_serving``); those a price preset (``presets/hardware_prices``) lists,
+    priced at their GPUs' share of the instance.  Read once per process."""
+    families = _families()
+    if not isinstance(workload, str) or workload not in families:
+        raise ValueError(f"workload must be one of {tuple(families)}, got {workload!r}")
+    return families[workload].presets()
 
 
 def default_spec(workload: str = "gpu") -> PlanSpec:
-    """A plan to start from.  GPU: 2,000 images/s of ResNet-50 (measured T4, V100 and
-    A100 profiles), 99 % within 10 ms, b_max 1-128, 1-32 replicas.  LLM: 1 request/s of
-    Llama-2-70B on 8×A100 or 8×H100 with the Azure conversation trace's output tokens,
-    99 % within 60 s, b_max 4-64, token limits none/512/256, 1-8 replicas, at most 5 %
-    of replies cut."""
-    presets = hardware_presets(workload)
-    if workload == "gpu":
-        hw = tuple(presets[p] for p in DEFAULT_GPU_PROFILES)
-        return PlanSpec(workload="gpu", rate_per_s=2000.0, target_ms=10.0, hardware=hw,
-                        replicas=tuple(range(1, 33)))
-    hw = tuple(presets[p] for p in DEFAULT_LLM_PROFILES)
-    return PlanSpec(workload="llm", rate_per_s=1.0, target_ms=60_000.0, hardware=hw,
-                    b_max=(4, 8, 16, 32, 64), token_limit=(0, 256, 512), truncation_cap=0.05,
-                    token_law="azure_2023_conv_output", replicas=tuple(range(1, 9)))
+    """A plan to start from (each family's ``default_spec`` says which)."""
+    families = _families()
+    if not isinstance(workload, str) or workload not in families:
+        raise ValueError(f"workload must be one of {tuple(families)}, got {workload!r}")
+    return PlanSpec(**families[workload].default_fields())
+
+
+def __getattr__(name):
+    """The default candidates' ids, now declared by their families."""
+    if name in ("DEFAULT_GPU_PROFILES", "DEFAULT_LLM_PROFILES"):
+        fam = _families()["gpu" if name == "DEFAULT_GPU_PROFILES" else "llm"]
+        return type(fam).default_profiles
+    raise AttributeError(name)
 
 
 __all__ = ["ARRIVAL_KINDS", "MAX_CONFIGURATIONS", "WORKLOADS", "Hardware", "PlanSpec",
-           "default_spec", "hardware_presets"]
+           "ServingHardware", "default_spec", "hardware_presets"]

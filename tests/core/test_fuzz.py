@@ -823,7 +823,9 @@ def test_hardware_prices(tmp_path_factory, files, field, bad_value):
     field ("text" is a valid text field, 1.5 a valid price or power: then it loads)."""
     shipped = presets.hardware_prices()
     assert shipped and len(shipped) == len(list(presets.HARDWARE_PRICE_DIR.glob("*.toml")))
-    profiles = set(presets.batch_profiles()) | set(presets.llm_batch_time_presets())
+    from engine.llm_serving import serving_presets
+    profiles = (set(presets.batch_profiles()) | set(presets.llm_batch_time_presets())
+                | set(serving_presets()))
     for price in shipped.values():
         assert_no_nan(price)
         assert {pid for pid, _ in price.gpus_per_profile} <= profiles, price.id

@@ -77,7 +77,7 @@ def _some(values, low, high, size=3):
 @st.composite
 def plan_specs(draw):
     """Any valid PlanSpec (not simulated: the ranges may be wide)."""
-    workload = draw(st.sampled_from(planner_spec.WORKLOADS))
+    workload = draw(st.sampled_from(("gpu", "llm")))        # the serving families: test_families
     names = draw(st.lists(NAMES, min_size=1, max_size=3, unique=True))
     make = gpu_hardware if workload == "gpu" else llm_hardware
     kind = draw(st.sampled_from(planner_spec.ARRIVAL_KINDS))
@@ -535,7 +535,7 @@ def test_texts(ms, usd, cell):
 
 
 @fuzz(300)
-@given(st.sampled_from(planner_spec.WORKLOADS), st.integers(1, 4096),
+@given(st.sampled_from(("gpu", "llm")), st.integers(1, 4096),
        st.floats(0.0, 1e5, allow_nan=False), st.integers(0, 1 << 20),
        st.sampled_from([{}, {"b_max": "x"}, {"b_max": None}, {"token_limit": 1.5}]))
 def test_settings_text(workload, b_max, delay, limit, bad):
@@ -572,8 +572,8 @@ def test_presets_and_grid(workload, spec, parts, bad_workload):
     presets_ = planner_spec.hardware_presets(workload)
     tally(planner_spec.hardware_presets)
     prices = {pid: (p, n) for p in hardware_prices().values() for pid, n in p.gpus_per_profile}
-    assert presets_ and all(h.workload == workload and h.profile == pid
-                            for pid, h in presets_.items())
+    assert presets_ and all(planner_spec.default_spec(workload).family.accepts(h)
+                            and h.profile == pid for pid, h in presets_.items())
     for pid, hw in presets_.items():
         price, gpus = prices[pid]
         assert close(hw.price_usd_per_hour, price.usd_per_gpu_hour * gpus, 1e-12)
@@ -716,22 +716,31 @@ def test_texts_plain_numbers():
     assert "e" not in planner_plan.money_text(1e-5)
 
 
+from tests.planner.test_families import (test_family_declarations,  # noqa: E402
+                                         test_price_point_and_helpers)
+from engine.planner import words as planner_words  # noqa: E402
+from engine.planner.families import batch as planner_batch  # noqa: E402
+
 FUZZED = {
-    planner_spec: {"PlanSpec": test_plan_spec, "Hardware": test_plan_spec,
-                   "hardware_presets": test_presets_and_grid,
-                   "default_spec": test_presets_and_grid, "short_name": test_presets_and_grid},
+    planner_spec: {"PlanSpec": test_plan_spec, "hardware_presets": test_presets_and_grid,
+                   "default_spec": test_presets_and_grid},
     planner_price: {"price_configuration": test_price_configuration,
-                    "ConfigPrice": (test_price_configuration, "price_configuration"),
-                    "simulate_configuration": test_simulation_helpers,
+                    "simulate_configuration": test_simulation_helpers},
+    planner_batch: {"ConfigPrice": (test_price_configuration, "price_configuration"),
                     "configuration_seed": test_simulation_helpers,
                     "screen_jobs": test_simulation_helpers,
-                    "replica_arrivals": test_simulation_helpers},
+                    "replica_arrivals": test_simulation_helpers,
+                    "simulate_replica": (test_simulation_helpers, "simulate_configuration"),
+                    "BatchFamily": test_family_declarations,
+                    "batch_knobs": test_family_declarations},
+    planner_words: {"duration_text": test_texts, "money_text": test_texts},
     planner_plan: {"capacity_plan": test_capacity_plan, "ranked_csv": test_capacity_plan,
                    "CapacityPlan": (test_capacity_plan, "capacity_plan"),
                    "pareto_front": test_pareto_front, "plan_grid": test_presets_and_grid,
-                   "duration_text": test_texts, "money_text": test_texts,
-                   "spreadsheet_safe": test_texts, "settings_text": test_settings_text},
+                   "spreadsheet_safe": test_texts, "settings_text": test_settings_text,
+                   "price_point": test_price_point_and_helpers},
     planner_files: {"read_plan": test_plan_files, "plan_toml": test_plan_files,
                     "arrival_process": test_arrival_process},
-    planner_cli: {"main": test_command_line, "progress_bar": test_command_line},
+    planner_cli: {"main": test_command_line, "progress_bar": test_command_line,
+                  "shown_columns": test_price_point_and_helpers},
 }

@@ -241,7 +241,6 @@ def test_answers_at_the_edges(monkeypatch):
     """No b_max within any measured batch: an empty plan that says so; confirm = 0: the
     cheapest screened configuration, the answer saying it was not confirmed; every
     confirmation missing the target: no best, and the answer says what came closest."""
-    import engine.planner.plan as plan_module
     empty = capacity_plan(small_spec(b_max=(512,)), executor="serial")
     assert empty.table.empty and empty.best is None and "No configuration" in empty.answer
     assert set(empty.rejected.reason) == {"not searched"}
@@ -249,7 +248,8 @@ def test_answers_at_the_edges(monkeypatch):
     assert unconfirmed.best is not None and "not confirmed" in unconfirmed.answer
     assert unconfirmed.best["hardware"] == unconfirmed.ranked.hardware[0]
     spec = small_spec(confirm=2)
-    monkeypatch.setattr(plan_module, "_confirm", lambda s, row, a: (s.target_ms * 1.1, 0.1))
+    monkeypatch.setattr(type(spec.family), "confirm", lambda self, s, row, a: {
+        "latency_percentile_ms": (s.target_ms * 1.1, 0.1)})
     missed = capacity_plan(spec, executor="serial")
     assert missed.best is None and len(missed.ranked) > 0
     assert (missed.ranked.confirmed.iloc[:6] == False).all()  # noqa: E712 (3 x confirm tried)

@@ -1,0 +1,209 @@
+"""The base of the planner's workload families (numpy.polynomial's pattern: a small
+base, one module per family).
+
+A family declares what a plan of its kind searches and how it prices it:
+
+* ``hardware_type`` and ``hardware_fields``: the candidates it takes;
+* ``knobs``: the settings it searches besides the hardware (``Knob``: a ``PlanSpec``
+  field, its words, unit and domain);
+* ``metrics``: the SLA metrics it can be held to (``METRICS``), ``default_metric``;
+* ``capacity_per_s``: the most one configuration carries;
+* ``price``: one configuration priced (``method`` says exact, approximate or simulated);
+* ``confirm``: one configuration simulated again, longer (for the ranked cheapest);
+* ``settings_text``, ``fleet_text``: its settings and its servers in plain words.
+
+``engine.planner.plan`` does the rest the same way for every family: the grid over
+``engine.sweep``, the ranking, the confirmation loop, the fronts and the answer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+from ...core.domains import Domain
+from ..words import duration_text
+
+#: SLA metrics: name -> (words, short label)
+METRICS = {
+    "latency": ("latency", "latency"),
+    "e2e": ("end-to-end latency", "e2e"),
+    "ttft": ("time to first token", "TTFT"),
+    "tpot": ("time per output token", "TPOT"),
+}
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting a family searches: the ``PlanSpec`` field ``name`` holding its values,
+    ``label`` (plain words), ``unit``, ``domain`` (bounds, from
+    ``engine.core.domains``), ``default`` (the values searched when none are given) and
+    ``help`` (one sentence for the page)."""
+
+    name: str
+    label: str
+    unit: str
+    domain: Domain
+    default: tuple
+    help: str = ""
+
+
+def sla_column(metric: str, percentile: float) -> str:
+    """The table column of one SLA row: "ttft_p95_ms", "tpot_p99.9_ms"."""
+    return f"{metric}_p{percentile:g}_ms"
+
+
+def sla_text(sla) -> str:
+    """SLA rows in words: "p95 TTFT ≤ 500 ms and p95 TPOT ≤ 50 ms"."""
+    return " and ".join(f"p{q:g} {METRICS[m][1]} ≤ {duration_text(t)}" for m, q, t in sla)
+
+
+class Family:
+    """A workload family of the planner (see the module docstring).  Subclasses set the
+    class attributes and implement the methods; one instance each is registered in
+    ``engine.planner.families.FAMILIES``."""
+
+    name: str = ""
+    title: str = ""
+    load_unit: str = "requests/s"
+    time_unit: str = "ms"                 # how the page shows latencies: "ms" or "s"
+    hardware_type: type = object
+    hardware_fields: tuple = ()
+    knobs: tuple = ()
+    metrics: tuple = ()
+    default_metric: str = ""
+    #: how ``price`` finds its numbers, in words
+    pricing: str = ""
+    #: settings whose increase never makes a configuration slower (more servers):
+    #: a configuration that misses on confirmation rules out those with fewer
+    scale_knobs: tuple = ("replicas",)
+
+    # ----------------------------------------------------------- declarations
+    def presets(self) -> dict:
+        """The candidates the presets make, keyed by preset id."""
+        raise NotImplementedError
+
+    def default_fields(self) -> dict:
+        """A ``PlanSpec`` of this family to start from."""
+        raise NotImplementedError
+
+    def knob(self, name: str) -> Knob:
+        for k in self.knobs:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    # ----------------------------------------------------------- the plan
+    def check(self, spec) -> None:
+        """Checks of ``spec`` particular to this family (``ValueError``)."""
+
+    def grid(self, spec) -> list[dict]:
+        """The configurations of ``spec``: every combination of the hardware and the
+        knobs' values (first slowest)."""
+        points = [{}]
+        axes = [("hardware", [h.name for h in spec.hardware])]
+        axes += [(k.name, getattr(spec, k.name)) for k in self.knobs]
+        for name, values in axes:
+            points = [{**p, name: v} for p in points for v in values]
+        return points
+
+    def sla_columns(self, spec) -> list[str]:
+        """The columns of the priced table that hold the SLA's percentiles, in the
+        order of ``spec.sla``."""
+        return [sla_column(m, q) for m, q, _ in spec.sla]
+
+    def price(self, spec, *, arrivals=None, **config):
+        """One configuration priced: a dataclass or dict of its numbers, among them
+        ``stable``, ``method``, ``meets_sla``, ``reason``, ``cost_usd_per_hour``,
+        ``capacity_per_s`` and the ``sla_columns``."""
+        raise NotImplementedError
+
+    def confirm(self, spec, row, arrivals) -> dict:
+        """The SLA's percentiles of one ranked configuration from longer simulations:
+        {column: (estimate, 95 % CI half-width)} over ``sla_columns``."""
+        raise NotImplementedError
+
+    def rejection(self, spec, rows) -> tuple[str, str]:
+        """Why a candidate whose configurations all fail does: (reason, detail)."""
+        raise NotImplementedError
+
+    def settings_text(self, spec, row) -> str:
+        """A configuration's settings in plain words."""
+        raise NotImplementedError
+
+    def confirm_columns(self, spec) -> dict:
+        """{SLA column: (confirmed estimate column, its 95 % CI half-width column)}."""
+        return {c: (f"confirmed_{c}", f"confirmed_{c}_ci95") for c in self.sla_columns(spec)}
+
+    def tie_column(self, spec) -> str:
+        """The column that orders configurations of equal cost (lower first)."""
+        return "sla_ratio"
+
+    def prepare(self, spec, workload=None) -> dict:
+        """Work done once per plan before pricing (e.g. reading the workload); returns
+        what ``price`` needs besides the configuration (passed to every call)."""
+        return {}
+
+    def columns(self, spec) -> list[str]:
+        """The priced table's columns (an empty plan's table has them)."""
+        raise NotImplementedError
+
+    def csv_columns(self, spec) -> list[str]:
+        """The ranked table's columns written to CSV, in order."""
+        raise NotImplementedError
+
+    def setting_columns(self) -> list[str]:
+        """The columns that name a configuration."""
+        return [*self.candidate_columns(), *(k.name for k in self.knobs)]
+
+    def candidate_columns(self) -> list[str]:
+        """The columns naming the hardware of a configuration."""
+        return ["hardware"]
+
+    def candidates(self, spec) -> list[str]:
+        """The candidates whose rejection is explained, by name."""
+        return [h.name for h in spec.hardware]
+
+    def uses(self, table, name: str):
+        """Rows of ``table`` that run on candidate ``name``."""
+        return table["hardware"] == name
+
+    def candidate_of(self, row) -> str:
+        return row["hardware"]
+
+    def confirmed_words(self, spec) -> str:
+        return "confirmed by simulation"
+
+    def screened_words(self, spec) -> str:
+        return "by the screening"
+
+    more_servers_words = "add replicas to the range"
+    screening_noun = "approximation"
+
+    def closest_text(self, row) -> str:
+        return self.fleet_text(row)
+
+    def fleet_text(self, row) -> str:
+        """The servers of a configuration in plain words: "3 replicas of H100"."""
+        n = int(row["replicas"])
+        return f"{n} replica{'s' if n != 1 else ''} of {row['hardware']}"
+
+    def rate_text(self, spec) -> str:
+        return f"{spec.rate_per_s:,.4g} {self.load_unit}"
+
+    def __repr__(self) -> str:
+        return f"<planner family {self.name!r}: {self.title}>"
+
+    def __reduce__(self):                 # one instance per family, also across processes
+        from . import family
+        return (family, (self.name,))
+
+
+def ratio_text(value: float, target: float) -> str:
+    """How far a value misses its target: "62 % over", "3.1× the target"."""
+    if not math.isfinite(value):
+        return "unstable"
+    r = value / target
+    return f"{(r - 1) * 100:.0f} % over" if r < 2 else f"{r:.3g}× the target"
+
+
+__all__ = ["Family", "Knob", "METRICS", "ratio_text", "sla_column", "sla_text"]

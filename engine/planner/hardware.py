@@ -1,0 +1,157 @@
+"""The candidates a plan prices: ``Hardware`` (one server of the GPU batching or LLM
+batch families: its batch time and price) and ``ServingHardware`` (one server of the LLM
+serving families: a step cost, its KV cache and price), and the presets that make them.
+
+Units: prices in $ per hour, power in W; a GPU batch time τ[b] = αb + τ0 (ms, Inoue 2021
+eq 25); an LLM batch time H(b, l) = k1·b + k2 + k3·b·l + k4·l (s, Yang et al. eq 18); a
+serving step in ms (``engine.llm_serving.StepCost``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+from ..core.domains import BLOCK_SIZE, KV_BYTES, KV_CACHE_TOKENS
+from ..llm_serving import StepCost
+from ..presets import hardware_prices
+from .checks import number_in, whole_in
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One candidate server and its price.
+
+    ``price_usd_per_hour``: what one replica costs ($/h; several GPUs where the model
+    spans them).  ``busy_power_w`` / ``idle_power_w``: what it draws computing / idle (W).
+    GPU workload: ``alpha_ms``, ``tau0_ms`` (τ[b] = αb + τ0, ms) and ``max_batch`` (the
+    largest batch measured: larger b_max are not searched).  LLM workload: ``k_s`` =
+    (k1 s/request, k2 s, k3 s/(token·request), k4 s/token).  ``profile``: the preset it
+    came from ("" if typed in); ``source``: where its numbers come from.
+    """
+
+    name: str
+    price_usd_per_hour: float
+    busy_power_w: float = 0.0
+    idle_power_w: float = 0.0
+    alpha_ms: float = math.nan
+    tau0_ms: float = math.nan
+    max_batch: int = 0
+    k_s: tuple = ()
+    profile: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        _name_check(self.name)
+        where = f"hardware {self.name!r}:"
+        object.__setattr__(self, "price_usd_per_hour", number_in(
+            self.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
+        for key in ("busy_power_w", "idle_power_w"):
+            object.__setattr__(self, key, number_in(getattr(self, key), f"{where} {key}", low=0.0))
+        if isinstance(self.k_s, (str, bytes)) or not hasattr(self.k_s, "__iter__"):
+            raise ValueError(f"{where} k_s must be 4 numbers (k1, k2, k3, k4), got {self.k_s!r}")
+        if len(tuple(self.k_s)):
+            k = tuple(number_in(v, f"{where} k_s", low=0.0) for v in self.k_s)
+            if len(k) != 4 or k[0] <= 0:
+                raise ValueError(f"{where} k_s must be 4 numbers (k1 > 0, k2, k3, k4 >= 0), "
+                                 f"got {self.k_s!r}")
+            object.__setattr__(self, "k_s", k)
+        else:
+            object.__setattr__(self, "k_s", ())
+            object.__setattr__(self, "alpha_ms", number_in(self.alpha_ms, f"{where} alpha_ms",
+                                                         low=0.0, low_open=True))
+            object.__setattr__(self, "tau0_ms", number_in(self.tau0_ms, f"{where} tau0_ms",
+                                                        low=0.0))
+            object.__setattr__(self, "max_batch", int(number_in(
+                self.max_batch, f"{where} max_batch", low=1, whole=True)))
+        for key in ("profile", "source"):
+            if not isinstance(getattr(self, key), str):
+                raise ValueError(f"{where} {key} must be text")
+
+    @property
+    def workload(self) -> str:
+        """"llm" when it carries LLM batch-time coefficients, else "gpu"."""
+        return "llm" if self.k_s else "gpu"
+
+
+@dataclass(frozen=True)
+class ServingHardware:
+    """One candidate server of the LLM serving families and its price.
+
+    ``step_cost``: the time of one scheduler step (``engine.llm_serving.StepCost``, ms);
+    ``kv_cache_tokens``: the KV cache's size in tokens (None: not known, never binds);
+    ``block_size``: tokens per KV block; ``kv_bytes_per_token``: bytes one token's KV
+    takes (what moves from a prefill to a decode instance); ``gpus``: GPUs one server
+    uses (its tensor-parallel degree); ``price_usd_per_hour``: what one server costs
+    ($/h, all its GPUs); ``busy_power_w`` / ``idle_power_w`` (W, all its GPUs);
+    ``model``: the model it serves; ``profile``: the preset it came from ("" if typed
+    in); ``source``: where its numbers come from.
+    """
+
+    name: str
+    price_usd_per_hour: float
+    step_cost: StepCost
+    kv_cache_tokens: int | None
+    kv_bytes_per_token: float
+    block_size: int = 16
+    gpus: int = 1
+    busy_power_w: float = 0.0
+    idle_power_w: float = 0.0
+    model: str = ""
+    profile: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        _name_check(self.name)
+        where = f"hardware {self.name!r}:"
+        object.__setattr__(self, "price_usd_per_hour", number_in(
+            self.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
+        for key in ("busy_power_w", "idle_power_w"):
+            object.__setattr__(self, key, number_in(getattr(self, key), f"{where} {key}", low=0.0))
+        if not isinstance(self.step_cost, StepCost):
+            raise ValueError(f"{where} step_cost must be an engine.llm_serving.StepCost, got "
+                             f"{type(self.step_cost).__name__}")
+        if self.kv_cache_tokens is not None:
+            object.__setattr__(self, "kv_cache_tokens", whole_in(
+                self.kv_cache_tokens, f"{where} kv_cache_tokens", int(KV_CACHE_TOKENS.low),
+                int(KV_CACHE_TOKENS.high)))
+        object.__setattr__(self, "block_size", whole_in(
+            self.block_size, f"{where} block_size", int(BLOCK_SIZE.low), int(BLOCK_SIZE.high)))
+        object.__setattr__(self, "kv_bytes_per_token", number_in(
+            self.kv_bytes_per_token, f"{where} kv_bytes_per_token", low=0.0, low_open=True,
+            high=KV_BYTES.high if math.isfinite(KV_BYTES.high) else None))
+        object.__setattr__(self, "gpus", whole_in(self.gpus, f"{where} gpus", 1, 4096))
+        for key in ("model", "profile", "source"):
+            if not isinstance(getattr(self, key), str):
+                raise ValueError(f"{where} {key} must be text")
+
+    @property
+    def workload(self) -> str:
+        """"serving": a server of the LLM serving families."""
+        return "serving"
+
+
+def _name_check(name) -> None:
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise ValueError(f"hardware name must be a non-empty line of printable text, "
+                         f"got {name!r}")
+
+
+# ---------------------------------------------------------------- presets
+
+def price_of(profile_id: str):
+    """(HardwarePrice, GPUs) of the price preset that lists ``profile_id``, or (None, 0)."""
+    for price in hardware_prices().values():
+        for pid, gpus in price.gpus_per_profile:
+            if pid == profile_id:
+                return price, gpus
+    return None, 0
+
+
+def short_name(name: str) -> str:
+    """A preset's name without its provenance: the parts before the last " · " and no
+    parenthesised remark ("T4 16GB · ResNet-50 · mixed precision · TensorFlow")."""
+    parts = [p.split(" (")[0].strip() for p in name.split(" · ")]
+    return " · ".join(parts[:4] if len(parts) > 4 else parts)
+
+
+__all__ = ["Hardware", "ServingHardware", "price_of", "short_name"]
