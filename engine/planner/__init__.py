@@ -11,6 +11,8 @@ for a given traffic, from the exact models, confirmed by simulation.
 * ``plan``   every configuration priced over ``engine.sweep`` (any executor: local
              processes, a Dask cluster), ranked, confirmed: ``capacity_plan`` ->
              ``CapacityPlan``; the fronts (``pareto_front``); ``ranked_csv``
+* ``compare`` where disaggregation pays: the cheapest colocated against the cheapest
+             disaggregated fleet across rates (``disaggregation_pays``)
 * ``files``  the plan as a TOML file (``read_plan``, ``plan_toml``), its arrivals
              (``arrival_process``)
 
@@ -24,8 +26,9 @@ from .price import ConfigPrice, configuration_seed, price_configuration, simulat
 from .spec import (ARRIVAL_KINDS, MAX_CONFIGURATIONS, WORKLOADS, Hardware, PlanSpec,
                    ServingHardware, default_spec, hardware_presets)
 from .families import FAMILIES, family
+from .compare import disaggregation_pays
 
-__all__ = ["FAMILIES", "family", "ServingHardware", "ARRIVAL_KINDS", "MAX_CONFIGURATIONS", "WORKLOADS", "CapacityPlan", "ConfigPrice",
+__all__ = ["FAMILIES", "family", "disaggregation_pays", "ServingHardware", "ARRIVAL_KINDS", "MAX_CONFIGURATIONS", "WORKLOADS", "CapacityPlan", "ConfigPrice",
            "Hardware", "PlanSpec", "arrival_process", "capacity_plan", "configuration_seed",
            "default_spec", "duration_text", "hardware_presets", "money_text", "pareto_front", "plan_grid", "plan_toml",
            "price_configuration", "ranked_csv", "read_plan", "simulate_configuration",

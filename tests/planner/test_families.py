@@ -18,7 +18,7 @@ from engine.llm_serving import StepCost, simulate_disaggregated, simulate_fleet
 from engine.planner import (FAMILIES, PlanSpec, ServingHardware, capacity_plan, default_spec,
                             family, hardware_presets, plan_toml, read_plan)
 from engine.planner import __main__ as planner_cli, checks, hardware as planner_hardware
-from engine.planner import plan as planner_plan, spec as planner_spec
+from engine.planner import compare, plan as planner_plan, spec as planner_spec
 from engine.planner.families import base, batch, gpu_batching, llm_batch
 from engine.planner.families import llm_disaggregated, llm_serving
 from engine.planner import families as families_pkg
@@ -376,6 +376,31 @@ def test_price_point_and_helpers(name, data):
     assert "cost_usd_per_hour" in cols and "confirmed" in cols
 
 
+@fuzz(6)
+@given(st.lists(st.sampled_from([0.5, 1.0, 2.0, 5.0]), min_size=1, max_size=2, unique=True),
+       st.sampled_from(["llm_serving", "llm_disaggregated"]))
+def test_disaggregation_pays(rates, workload):
+    """One row per rate: each family's cheapest cost (inf: none) and fleet in words, the
+    cheaper named from the two costs, the saving their relative difference; a rate out of
+    its domain or a plan of a batch family is a ValueError naming it."""
+    spec = colocated_spec(workload=workload, hardware=(A100_TP4, H100_TP8), max_num_seqs=(64,),
+                          replicas=(1, 2, 3), prefill_instances=(1, 2), decode_instances=(1, 2),
+                          confirm=0)
+    table = compare.disaggregation_pays(spec, rates, executor="serial")
+    tally(compare.disaggregation_pays)
+    assert list(table.rate_per_s) == rates
+    for _, row in table.iterrows():
+        c, d = row.colocated_cost_usd_per_hour, row.disaggregated_cost_usd_per_hour
+        want = ("neither" if math.isinf(c) and math.isinf(d) else "same cost" if c == d
+                else "colocated" if c < d else "disaggregated")
+        assert row.cheaper == want and (row.colocated_fleet == "") == math.isinf(c)
+        if math.isfinite(c) and math.isfinite(d):
+            assert close(row.saving_fraction, abs(c - d) / max(c, d))
+        assert row.confirmed is False or row.confirmed == False  # noqa: E712 (confirm = 0)
+    raises_naming("rates_per_s", compare.disaggregation_pays, spec, [0.0])
+    raises_naming("spec", compare.disaggregation_pays, default_spec("gpu"), rates)
+
+
 FUZZED = {
     planner_hardware: {"Hardware": test_serving_hardware_and_checks,
                        "ServingHardware": test_serving_hardware_and_checks,
@@ -394,6 +419,7 @@ FUZZED = {
                   "ServingFamily": test_family_declarations,
                   "ServingWorkload": test_workloads, "workload_of": test_workloads,
                   "workload_from_laws": test_workloads, "workload_from_pairs": test_workloads},
+    compare: {"disaggregation_pays": test_disaggregation_pays},
     llm_disaggregated: {"LlmServingDisaggregated": test_family_declarations,
                         "pair_name": test_family_declarations},
 }
