@@ -189,7 +189,7 @@ def _seat_chain(lam_per_ms, cost, m, limit):
         return None
     c = int(max(1, math.ceil(limit.seats - 1e-9)))
     k = np.arange(1, c + 1, dtype=float)
-    step = np.array([_step_at(cost, m, x) for x in k])
+    step = _step_at(cost, m, k)                          # linear in k: one array expression
     mu = np.minimum(k / (m.mean_output * np.maximum(step, 1e-300)), top_rate)
     mu[-1] = top_rate
     log_ratio = np.log(lam_per_ms) - np.log(mu)
@@ -206,9 +206,11 @@ def _seat_chain(lam_per_ms, cost, m, limit):
     return p, waiting / lam_per_ms, np.concatenate([[cost.base_ms], step])
 
 
-def _approximate_one(lam_per_ms, cost, m, limit, scv_output, work, whole_prompts):
+def _approximate_one(lam_per_ms, cost, m, limit, scv_output, work, whole_prompts,
+                     chain=None):
     """(TTFT, TPOT, e2e, mean running) at λ (per ms).  ``work``: (E[w], E[w²]) of one
-    prompt's compute, w = a·l + a₂·l² (ms)."""
+    prompt's compute, w = a·l + a₂·l² (ms); ``chain``: ``_seat_chain``'s answer at λ if
+    already computed."""
     own_decode = cost.decode_ms_per_seq + cost.context_ms_per_token * (
         m.context_sum / max(m.mean_output - 1, 1e-9))
     m1, m2 = work
@@ -216,7 +218,8 @@ def _approximate_one(lam_per_ms, cost, m, limit, scv_output, work, whole_prompts
         ttft = cost.frontend_ms + cost.prefill_base_ms + m1
         tpot = cost.base_ms + own_decode
         return ttft, tpot, ttft + (m.mean_output - 1) * tpot, 0.0
-    chain = _seat_chain(lam_per_ms, cost, m, limit)
+    if chain is None:
+        chain = _seat_chain(lam_per_ms, cost, m, limit)
     if chain is None:
         return math.inf, math.inf, math.inf, math.inf
     p, wait, step = chain
@@ -317,9 +320,10 @@ def _quantile(values, weights, q: float) -> float:
 def _percentiles_one(lam_per_ms, q, cost, m, limit, scv_output, work, prompt_work,
                      output_law, whole_prompts):
     """(TTFT, TPOT, e2e) at the q-quantile, λ per ms (see ``ServingPercentiles``)."""
-    from scipy import stats
+    from scipy import special
+    chain = _seat_chain(lam_per_ms, cost, m, limit) if lam_per_ms > 0 else None
     ttft_mean, tpot_mean, _, _ = _approximate_one(lam_per_ms, cost, m, limit, scv_output,
-                                                  work, whole_prompts)
+                                                  work, whole_prompts, chain)
     if not math.isfinite(ttft_mean):
         return math.inf, math.inf, math.inf
     m1 = work[0]
@@ -330,7 +334,7 @@ def _percentiles_one(lam_per_ms, q, cost, m, limit, scv_output, work, prompt_wor
     if lam_per_ms <= 0:
         tpot_q, wait_q, wait_mean = tpot_mean, 0.0, 0.0
     else:
-        p, wait_mean, step = _seat_chain(lam_per_ms, cost, m, limit)
+        p, wait_mean, step = chain
         k = np.arange(p.size, dtype=float)
         tail = max(1.0 - float(p.sum()), 0.0)
         values = step + own_decode - (own_decode + m1) / m.mean_output
@@ -344,7 +348,8 @@ def _percentiles_one(lam_per_ms, q, cost, m, limit, scv_output, work, prompt_wor
                   if waits > 1.0 - q and wait_mean > 0 else 0.0)
     in_step = max(ttft_mean - cost.frontend_ms - wait_mean - m1, 0.0)
     scv = min(max(m.mean_input_sq / m.mean_input ** 2 - 1.0, 0.05), 1.0) if in_step else 1.0
-    in_step_q = float(stats.gamma.ppf(q, 1.0 / scv, scale=in_step * scv)) if in_step else 0.0
+    # the gamma's quantile, scale × P⁻¹(shape, q) (scipy.stats.gamma.ppf without its checks)
+    in_step_q = float(special.gammaincinv(1.0 / scv, q)) * in_step * scv if in_step else 0.0
     ttft_q = cost.frontend_ms + in_step_q + w_q + wait_q
     e2e_q = max(ttft_q + (m.mean_output - 1) * tpot_mean, ttft_mean + (o_q - 1) * tpot_mean)
     return ttft_q, tpot_q, e2e_q
@@ -358,7 +363,8 @@ def approximate_percentiles(cost: StepCost, scheduler: Scheduler, *, input_token
     own step, TPOT one decode step) and never below ``approximate_serving``'s means for
     TPOT; near capacity where the KV cache binds it is optimistic like the means."""
     from ..core.domains import PERCENTILE
-    q = float(PERCENTILE.check(percentile, "percentile")) / 100.0
+    pct = float(PERCENTILE.check(percentile, "percentile"))
+    q = pct / 100.0
     lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
     limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
     m = workload_moments(input_tokens, output_tokens)
@@ -381,4 +387,4 @@ def approximate_percentiles(cost: StepCost, scheduler: Scheduler, *, input_token
         a = np.array(a)
         a.setflags(write=False)
         ro.append(a)
-    return ServingPercentiles(ro[0], q * 100.0, *ro[1:], rate_limit_per_s=limit.rate_per_s)
+    return ServingPercentiles(ro[0], pct, *ro[1:], rate_limit_per_s=limit.rate_per_s)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.domains import REPLICAS
+from ..core.jit import compiled
 from . import blockcache, kernel
 from .cost import StepCost
 from .result import ServingRecords
@@ -84,61 +85,81 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
 def _least_outstanding(cost, scheduler, arr_ms, l, o, r_count) -> np.ndarray:
     """The replica each request goes to under least-outstanding dispatch: every replica
     advanced (``kernel.advance``) to each send in turn, its outstanding requests counted
-    then (those finishing in a step that ends after the send still count)."""
+    then (those finishing in a step that ends after the send still count).  The replicas'
+    states are stacked row by row and the loop over sends is compiled
+    (``_dispatch_loop``)."""
     n = l.size
     blocks = scheduler.kv_blocks
-    hit_rows = np.empty(int(np.max(l + o)) // scheduler.block_size + 1, np.int64)
     costs = cost.as_array()
-    reps = []
+    if scheduler.prefix_caching:
+        rows = blocks if blocks is not None else int(np.sum((l + o) // scheduler.block_size
+                                                           + 1))
+        rows = max(rows, 1)
+    else:
+        rows = 1
+    per = []
     for _ in range(r_count):
-        if scheduler.prefix_caching:
-            rows = blocks if blocks is not None else int(np.sum((l + o) // scheduler.block_size
-                                                               + 1))
-            cache = blockcache.new_cache(max(rows, 1))
-        else:
-            cache = blockcache.new_cache(1)
-        rep = {"arr": np.zeros(n), "vis": np.zeros(n), "l": np.ones(n, np.int64),
-               "o": np.ones(n, np.int64), "cache": cache, "idx": []}
-        none = np.zeros(n, np.int64)
-        rep["ready"], rep["stream"], rep["shared"] = none, np.full(n, -1, np.int64), none
-        rep["arrays"] = [np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
-                         np.zeros(n, np.int64), np.zeros(n, np.int64),
-                         np.zeros(kernel.N_STATS), np.zeros(kernel.ITL_BINS, np.int64)]
-        rep["state"] = kernel.new_state(n, 0, -1 if blocks is None else blocks, cache[2],
-                                        cache[0], cache[1], np.zeros(0, np.int64),
-                                        rep["arr"], rep["vis"], costs[6], rep["arrays"][1],
-                                        rep["ready"], np.full(n, np.nan))
-        reps.append(rep)
-    empty_tl = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                np.zeros(0, np.int64), np.zeros(0, np.int64))
-
-    def advance(rep, until, final=False):
-        start, first, finish, n_pre, cached, stats, hist = rep["arrays"]
-        table, entries, pool = rep["cache"]
-        kernel.advance(rep["arr"], rep["vis"], 0, rep["l"], rep["o"], rep["stream"],
-                       rep["shared"], scheduler.watermark_blocks, costs, scheduler.max_num_seqs,
-                       scheduler.max_num_batched_tokens, -1 if blocks is None else blocks,
-                       scheduler.block_size, scheduler.chunked_prefill,
-                       scheduler.prefix_caching, 0, start, first, finish, n_pre, cached,
-                       stats, hist, *empty_tl, np.zeros(0, np.int64), table, entries, pool,
-                       hit_rows, rep["ready"], *rep["state"], until, len(rep["idx"]), final)
-
+        table, entries, pool = blockcache.new_cache(rows)
+        arr, vis = np.zeros(n), np.zeros(n)
+        ready, first = np.zeros(n, np.int64), np.full(n, np.nan)
+        state = kernel.new_state(n, 0, -1 if blocks is None else blocks, pool, table, entries,
+                                 np.zeros(0, np.int64), arr, vis, costs[6], first, ready,
+                                 np.full(n, np.nan))
+        per.append((arr, vis, np.ones(n, np.int64), np.ones(n, np.int64),
+                    np.full(n, -1, np.int64), np.zeros(n, np.int64), ready, np.full(n, np.nan),
+                    first, np.full(n, np.nan), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                    np.zeros(kernel.N_STATS), np.zeros(kernel.ITL_BINS, np.int64), table,
+                    entries, pool, *state))
+    stacked = [np.ascontiguousarray(np.stack(parts)) for parts in zip(*per)]
     where = np.empty(n, np.int64)
-    for k in range(n):
-        a = arr_ms[k]
-        best, best_count = 0, None
-        for i, rep in enumerate(reps):
-            advance(rep, a + cost.frontend_ms)
-            sc, tf = rep["state"][11], rep["state"][12]
-            out = len(rep["idx"]) - sc[kernel.SC_DONE]
-            if tf[0] > a + cost.frontend_ms:
-                out += sc[kernel.SC_LAST_DONE]
-            if best_count is None or out < best_count:
-                best, best_count = i, out
-        rep = reps[best]
-        j = len(rep["idx"])
-        rep["arr"][j], rep["vis"][j] = a, a + cost.frontend_ms
-        rep["l"][j], rep["o"][j] = l[k], o[k]
-        rep["idx"].append(k)
-        where[k] = best
+    hit_rows = np.empty(int(np.max(l + o)) // scheduler.block_size + 1, np.int64)
+    empty_f, empty_i = np.zeros(0), np.zeros(0, np.int64)
+    _dispatch_loop(np.asarray(arr_ms, float), l.astype(np.int64), o.astype(np.int64),
+                   float(cost.frontend_ms), scheduler.watermark_blocks, costs,
+                   scheduler.max_num_seqs, scheduler.max_num_batched_tokens,
+                   -1 if blocks is None else blocks, scheduler.block_size,
+                   scheduler.chunked_prefill, scheduler.prefix_caching, empty_f, empty_i,
+                   hit_rows, where, *stacked)
     return where
+
+
+@compiled
+def _dispatch_loop(arr_ms, l_all, o_all, front, watermark, costs, max_seqs, budget, blocks,
+                   bs, chunked, prefix, empty_f, empty_i, hit_rows, where, arr, vis, l, o,
+                   stream, shared, ready, start, first, finish, n_pre, cached, stats, hist,
+                   table, entries, pool, c, g, held, fref, admitted, last_tok, run, wq, sched,
+                   take, blk, sc, tf):
+    """Least-outstanding dispatch over the replicas' stacked states (row i: replica i):
+    at each send every replica with requests outstanding and no step running past the
+    send is advanced to it (a replica that would not move is not called: the same state
+    either way), then the request goes to the one with the fewest outstanding (the
+    lowest-numbered on a tie); ``where`` receives the choices."""
+    n = arr_ms.size
+    r_count = arr.shape[0]
+    cnt = np.zeros(r_count, np.int64)
+    for k in range(n):
+        until = arr_ms[k] + front
+        best = 0
+        best_count = -1
+        for i in range(r_count):
+            if tf[i, 0] < until and cnt[i] > sc[i, kernel.SC_DONE]:
+                kernel.advance(arr[i], vis[i], 0, l[i], o[i], stream[i], shared[i], watermark,
+                               costs, max_seqs, budget, blocks, bs, chunked, prefix, 0,
+                               start[i], first[i], finish[i], n_pre[i], cached[i], stats[i],
+                               hist[i], empty_f, empty_i, empty_i, empty_i, empty_i, empty_i,
+                               table[i], entries[i], pool[i], hit_rows, ready[i], c[i], g[i],
+                               held[i], fref[i], admitted[i], last_tok[i], run[i], wq[i],
+                               sched[i], take[i], blk[i], sc[i], tf[i], until, cnt[i], False)
+            out = cnt[i] - sc[i, kernel.SC_DONE]
+            if tf[i, 0] > until:
+                out += sc[i, kernel.SC_LAST_DONE]
+            if best_count < 0 or out < best_count:
+                best = i
+                best_count = out
+        j = cnt[best]
+        arr[best, j] = arr_ms[k]
+        vis[best, j] = until
+        l[best, j] = l_all[k]
+        o[best, j] = o_all[k]
+        cnt[best] += 1
+        where[k] = best

@@ -238,13 +238,16 @@ def _side(spec, wl, side: str, hardware: str, max_num_seqs: int,
     # every SLA row's percentile of each metric: the sides combine them per metric
     values, ttft = {}, {}
     cap = math.nan
-    for metric, q, _ in spec.sla:
+    for q in sorted({q for _, q, _ in spec.sla}):        # one call per percentile
         ap = approximate_percentiles(cost, sched, input_tokens=wl.prompts,
                                      output_tokens=outputs, rate_per_s=rates, percentile=q)
-        c = sla_column(metric, q)
-        values[c] = np.asarray(getattr(ap, f"{'ttft' if side == 'prefill' else metric}_ms"),
-                               float)
-        ttft[c] = np.asarray(ap.ttft_ms, float)
+        for metric, q_row, _ in spec.sla:
+            if q_row != q:
+                continue
+            c = sla_column(metric, q)
+            values[c] = np.asarray(getattr(ap, f"{'ttft' if side == 'prefill' else metric}_ms"),
+                                   float)
+            ttft[c] = np.asarray(ap.ttft_ms, float)
         cap = ap.rate_limit_per_s
     means = approximate_serving(cost, sched, input_tokens=wl.prompts, output_tokens=outputs,
                                 rate_per_s=rates)

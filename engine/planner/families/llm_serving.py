@@ -429,10 +429,12 @@ def _approximate_columns(spec, cost, sched, wl, rates) -> tuple[dict, np.ndarray
     (TTFT, TPOT, e2e arrays) and the capacity (requests/s) of one server."""
     values = {}
     cap = math.nan
-    for metric, q, _ in spec.sla:
+    for q in sorted({q for _, q, _ in spec.sla}):        # one call per percentile
         ap = approximate_percentiles(cost, sched, input_tokens=wl.prompts,
                                      output_tokens=wl.replies, rate_per_s=rates, percentile=q)
-        values[sla_column(metric, q)] = np.asarray(getattr(ap, f"{metric}_ms"), float)
+        for metric, q_row, _ in spec.sla:
+            if q_row == q:
+                values[sla_column(metric, q)] = np.asarray(getattr(ap, f"{metric}_ms"), float)
         cap = ap.rate_limit_per_s
     means = approximate_serving(cost, sched, input_tokens=wl.prompts,
                                 output_tokens=wl.replies, rate_per_s=rates)
