@@ -5,6 +5,7 @@ kept, and the "Model vs measurement" view against ``engine.measured.online`` on 
 data.  The real files are read from ../shared/real-data (tests/real_data.py)."""
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -137,8 +138,10 @@ def test_bad_files_are_refused_beside_the_input_and_the_previous_profile_stays()
                    for i in at.sidebar.info), case
 
 
+@functools.cache                 # the same GPU's comparison is asked for up to four times
 def compared(gpu: str):
-    """``compare_profile_online`` of one GPU's real tables, read through the readers."""
+    """``compare_profile_online`` of one GPU's real tables, read through the readers
+    (computed once per GPU: read only)."""
     profile = next(p for p in read_batch_profiles(real_file(OFFLINE)) if p.label.startswith(gpu))
     sweep = next(s for s in read_concurrency_sweeps(real_file(ONLINE))
                  if s.label.startswith(gpu))
