@@ -25,6 +25,8 @@ it is written).  Rows report; nothing here is a pass/fail goal.
 """
 from __future__ import annotations
 
+import numpy as np
+
 import importlib.util
 import logging
 import math
@@ -112,11 +114,25 @@ def recommend_answer() -> dict | None:
 def planner_answer(*, cost: StepCost, scheduler: Scheduler, rate_per_s: float,
                    input_tokens: int, output_tokens: int, ttft_p95_ms: float,
                    tpot_p95_ms: float) -> int | None:
-    """HOOK: the capacity planner's serving family's replica count for the question.
+    """The capacity planner's answer on the same server (the colocated serving family,
+    one candidate of this cost and scheduler, replicas 1-64, least-outstanding dispatch,
+    confirmed by whole-fleet simulation and the one-fewer check): its replica count."""
+    from engine.planner import PlanSpec, ServingHardware, capacity_plan
+    from engine.planner.families.llm_serving import workload_from_pairs
 
-    None until the planner's serving family is written (being written separately); it
-    fills this in, and the table then simulates its fleet like the others."""
-    return None
+    hw = ServingHardware(name=f"{MODEL} on {SYSTEM}", price_usd_per_hour=1.0, step_cost=cost,
+                         kv_cache_tokens=scheduler.kv_cache_tokens,
+                         kv_bytes_per_token=1.0, block_size=scheduler.block_size)
+    spec = PlanSpec(workload="llm_serving", rate_per_s=rate_per_s,
+                    sla=(("ttft", 95.0, ttft_p95_ms), ("tpot", 95.0, tpot_p95_ms)),
+                    hardware=(hw,), max_num_seqs=(scheduler.max_num_seqs,),
+                    max_num_batched_tokens=(scheduler.max_num_batched_tokens,),
+                    replicas=tuple(range(1, 65)), token_trace="fixed lengths", confirm=1,
+                    dispatch="least_outstanding")
+    fixed = workload_from_pairs(np.full(2, input_tokens), np.full(2, output_tokens),
+                                "fixed lengths")
+    plan = capacity_plan(spec, workload=fixed, executor="serial")
+    return None if plan.best is None else int(plan.best["replicas"])
 
 
 def simulate(cost: StepCost, scheduler: Scheduler, replicas: int, rate_per_s: float):
@@ -204,7 +220,7 @@ def run() -> list[Row]:
     print(f"\nnear the rule's ceiling: rates just under k × its {rule.replica_rate_per_s:.4g}"
           f"/s per replica")
     head2 = (f"{'rate /s':>8} {'rule':>5} {'TTFT p95':>9} {'TPOT p95':>9} {'meets':>5} "
-             f"{'smallest simulated':>19}")
+             f"{'smallest simulated':>19} {'planner':>8}")
     print(head2)
     print("-" * len(head2))
     near, simulated = [], len(runs)
@@ -215,9 +231,13 @@ def run() -> list[Row]:
         at_rule = cache[r_rule] = simulate(cost, sched, r_rule, rate)
         small = smallest_meeting(cost, sched, rate, cache)
         simulated += len(cache)
-        near.append((rate, r_rule, small))
+        planned_k = planner_answer(cost=cost, scheduler=sched, rate_per_s=rate,
+                                   input_tokens=INPUT_TOKENS, output_tokens=OUTPUT_TOKENS,
+                                   ttft_p95_ms=TTFT_P95_MS, tpot_p95_ms=TPOT_P95_MS)
+        near.append((rate, r_rule, small, planned_k))
         print(f"{rate:>8.4g} {r_rule:>5} {at_rule.ttft_ms.p95:>9.0f} {at_rule.tpot_ms.p95:>9.1f} "
-              f"{'yes' if meets(at_rule) else 'NO':>5} {small if small else '> 64':>19}")
+              f"{'yes' if meets(at_rule) else 'NO':>5} {small if small else '> 64':>19} "
+              f"{planned_k if planned_k else '-':>8}")
     seconds = time.perf_counter() - t0
     print()
     # ratio: the answer over the smallest count meeting the limits in simulation (below 1:
@@ -229,10 +249,18 @@ def run() -> list[Row]:
         rows.append(Row("aiconfigurator: recommend's replicas, 20/s", aic["replicas"],
                         "replicas", "smallest simulated", least or math.nan,
                         aic["replicas"] / (least or math.nan), "report: answer/sim", None))
-    for rate, r_rule, small in near:
+    if planned is not None:
+        rows.append(Row("aiconfigurator: planner's replicas, 20/s", planned, "replicas",
+                        "smallest simulated", least or math.nan, planned / (least or math.nan),
+                        "report: answer/sim", None))
+    for rate, r_rule, small, planned_k in near:
         rows.append(Row(f"aiconfigurator: rule's replicas, {rate:g}/s", r_rule, "replicas",
                         "smallest simulated", small or math.nan, r_rule / (small or math.nan),
                         "report: answer/sim", None))
+        if planned_k is not None:
+            rows.append(Row(f"aiconfigurator: planner's replicas, {rate:g}/s", planned_k,
+                            "replicas", "smallest simulated", small or math.nan,
+                            planned_k / (small or math.nan), "report: answer/sim", None))
     rows.append(Row("aiconfigurator: whole benchmark", seconds, "s", "fleets simulated",
                     simulated, 1.0, "report", None))
     return rows

@@ -24,7 +24,7 @@ from . import blockcache, kernel
 from .cost import StepCost
 from .result import ServingRecords
 from .scheduler import Scheduler
-from .sim import _ro, _serve_requests, _Totals, _workload, check_fits
+from .sim import _ro, _serve_requests, _ServedRun, _Totals, _workload, check_fits
 
 __all__ = ["simulate_fleet", "DISPATCH"]
 
@@ -55,8 +55,9 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
                                    warmup_requests=warmup_requests)
     check_fits(scheduler, l, o)
     n = l.size
+    runs = None
     if dispatch == "least_outstanding":
-        where = _least_outstanding(cost, scheduler, arr_ms, l, o, r_count)
+        where, runs = _least_outstanding(cost, scheduler, arr_ms, l, o, r_count)
     elif dispatch == "round_robin":
         where = np.arange(n) % r_count
     else:
@@ -69,7 +70,8 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
         sel = np.flatnonzero(where == i)
         if sel.size == 0:
             continue
-        run = _serve_requests(cost, scheduler, arr_ms[sel], l[sel], o[sel])
+        run = runs[i] if runs is not None else _serve_requests(cost, scheduler, arr_ms[sel],
+                                                                l[sel], o[sel])
         start[sel], first[sel], finish[sel] = run.start_ms, run.first_ms, run.finish_ms
         pre[sel], cached[sel] = run.preemptions, run.cached_tokens
         totals.add(run)
@@ -120,7 +122,37 @@ def _least_outstanding(cost, scheduler, arr_ms, l, o, r_count) -> np.ndarray:
                    -1 if blocks is None else blocks, scheduler.block_size,
                    scheduler.chunked_prefill, scheduler.prefix_caching, empty_f, empty_i,
                    hit_rows, where, *stacked)
-    return where
+    return where, _finished(costs, scheduler, blocks, where, hit_rows, empty_f, empty_i,
+                            stacked)
+
+
+def _finished(costs, scheduler, blocks, where, hit_rows, empty_f, empty_i, stacked) -> list:
+    """Each replica's run to its end from where the dispatch left it (what serving its
+    own requests from the start gives: the same steps), as ``_ServedRun``s."""
+    (arr, vis, l, o, stream, shared, ready, start, first, finish, n_pre, cached, stats, hist,
+     table, entries, pool, *state) = stacked
+    runs = []
+    for i in range(arr.shape[0]):
+        m = int(np.sum(where == i))
+        if m == 0:
+            runs.append(None)
+            continue
+        kernel.advance(arr[i], vis[i], 0, l[i], o[i], stream[i], shared[i],
+                       scheduler.watermark_blocks, costs, scheduler.max_num_seqs,
+                       scheduler.max_num_batched_tokens, -1 if blocks is None else blocks,
+                       scheduler.block_size, scheduler.chunked_prefill,
+                       scheduler.prefix_caching, 0, start[i], first[i], finish[i], n_pre[i],
+                       cached[i], stats[i], hist[i], empty_f, empty_i, empty_i, empty_i,
+                       empty_i, empty_i, table[i], entries[i], pool[i], hit_rows, ready[i],
+                       *(part[i] for part in state), np.inf, m, True)
+        if stats[i][kernel.S_ERROR] != 0:      # pragma: no cover - a broken invariant
+            raise RuntimeError(f"the serving simulator stopped on replica {i} (code "
+                               f"{stats[i][kernel.S_ERROR]:g})")
+        runs.append(_ServedRun(arr[i, :m].copy(), start[i, :m].copy(), first[i, :m].copy(),
+                               finish[i, :m].copy(), l[i, :m].copy(), o[i, :m].copy(),
+                               n_pre[i, :m].copy(), cached[i, :m].copy(), stats[i].copy(),
+                               hist[i].copy(), None, _ro(np.zeros(0, np.int64)), blocks, 0))
+    return runs
 
 
 @compiled
