@@ -549,8 +549,12 @@ def test_request_lengths_and_fit(case, law, n, data):
     # check_fits on a drawn scheduler, with the lengths scaled to cross its limits
     scale = data.draw(st.sampled_from([1, 2, 5, 50]), label="scale")
     ll, oo = l * scale, o * scale
+    first = (ll + oo - 1 if not sched.chunked_prefill
+             else np.minimum(ll + oo - 1, sched.max_num_batched_tokens))
     too_long = (sched.kv_blocks is not None
-                and bool(np.any(sched.blocks_for(ll + oo - 1) > sched.kv_blocks)))
+                and bool(np.any(sched.blocks_for(ll + oo - 1) > sched.kv_blocks)
+                         or np.any(sched.blocks_for(first)
+                                   > sched.kv_blocks - sched.watermark_blocks)))
     too_wide = not sched.chunked_prefill and bool(np.any(ll > sched.max_num_batched_tokens))
     if too_long or too_wide:
         with pytest.raises(ValueError) as err:
