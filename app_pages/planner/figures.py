@@ -1,7 +1,7 @@
-"""Figures of the capacity-planner page: cost against the SLA's latency percentile and
+"""Figures of the capacity-planner page: cost against each SLA row's percentile and
 against energy per request (every stable configuration, faint, coloured by hardware; the
-cheapest front; the target or cap; the answer as a star), and the ranked table for the
-report.
+cheapest front; the target or cap; the answer as a star), the cheapest colocated and
+disaggregated fleets against the rate, and the ranked table for the report.
 
 Pure builders: lists in, ``go.Figure`` out (no Streamlit, no model arithmetic); tests
 read them as data.  Costs in $/h, latencies in the unit given (ms or s), energy in J per
@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.plotting import COLORS, add_overlays, finite, fit_log_range, new_figure, target_line
+from ui.plotting import (COLORS, add_overlays, finite, fit_log_range, line_label, new_figure,
+                         target_line, vline)
 
 PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#ff7f0e", "#d62728")
@@ -96,16 +97,17 @@ def _figure(title: str, y_title: str, points: dict, front: tuple, best, y_name: 
 
 
 def cost_latency(points: dict, front: tuple, *, target: float, percentile: float,
-                 unit: str, best: tuple | None = None) -> go.Figure:
-    """Cost ($/h) against the screened p-th percentile latency of every stable
-    configuration (``points``: hardware name -> (cost, latency, hover text)), the cheapest
-    front (``front``: (cost, latency, text), the configurations no cheaper one beats), the
-    target as a horizontal line, the answer as a star (``best``: (cost, confirmed
-    latency, text, CI half-width))."""
-    p = f"p{percentile:g}"
-    return _figure(f"Cost against {p} latency: every configuration that keeps up",
-                   f"{p} latency ({unit})", points, front, best, f"{p} ({unit})", "faster",
-                   [(target, f"target: {p} ≤ {target:,.4g} {unit}")])
+                 unit: str, best: tuple | None = None, name: str | None = None) -> go.Figure:
+    """Cost ($/h) against one SLA row's screened percentile of every stable
+    configuration (``points``: candidate name -> (cost, percentile, hover text)), the
+    cheapest front (``front``: (cost, percentile, text), the configurations no cheaper
+    one beats), the target as a horizontal line, the answer as a star (``best``: (cost,
+    confirmed percentile, text, CI half-width)).  ``name``: the row's short name ("p95
+    TTFT"; default "p<percentile> latency")."""
+    label = name or f"p{percentile:g} latency"
+    return _figure(f"Cost against {label}: every configuration that keeps up",
+                   f"{label} ({unit})", points, front, best, f"{label} ({unit})", "faster",
+                   [(target, f"target: {name or f'p{percentile:g}'} ≤ {target:,.4g} {unit}")])
 
 
 def cost_energy(points: dict, front: tuple, *, cap: float | None = None,
@@ -118,6 +120,48 @@ def cost_energy(points: dict, front: tuple, *, cap: float | None = None,
     return _figure("Cost against energy per request: every configuration that keeps up",
                    "energy per request (J)", points, front, best, "energy (J)",
                    "more frugal", lines)
+
+
+def disaggregation(frame, *, rate_unit: str = "requests/s",
+                   at_rate: float | None = None) -> go.Figure:
+    """The cheapest colocated fleet and the cheapest disaggregated fleet meeting the SLA
+    against the request rate: ``frame`` has the columns rate_per_s,
+    colocated_cost_usd_per_hour, disaggregated_cost_usd_per_hour, colocated_fleet and
+    disaggregated_fleet (texts: the hover); a rate where none meets the SLA (cost NaN or
+    inf) is a gap.  ``at_rate``: the plan's own rate, a vertical line."""
+    x = np.asarray(frame["rate_per_s"], dtype=float)
+    sides = (("colocated", "colocated (prefill and decode on every replica)", COLORS["exact"],
+              "circle"),
+             ("disaggregated", "disaggregated (prefill and decode instances)", COLORS["sim"],
+              "diamond"))
+    costs = [np.asarray(frame[f"{k}_cost_usd_per_hour"], dtype=float) for k, *_ in sides]
+    log_x = spans_decades(x)
+    fig = new_figure("Cheapest fleet meeting the SLA: colocated against disaggregated",
+                     f"request rate ({rate_unit})", "cost ($/h)", log_x=log_x,
+                     log_y=spans_decades(*costs), probability=False)
+    traces = []
+    for (key, name, color, symbol), y in zip(sides, costs):
+        text = [str(t) for t in frame[f"{key}_fleet"]]
+        traces.append(dict(type="scatter", x=x.tolist(), y=finite(y), text=text, name=name,
+                           mode="lines+markers", line=dict(color=color, width=2.5),
+                           marker=dict(size=9, color=color, symbol=symbol),
+                           hovertemplate=f"%{{x:,.4g}} {rate_unit}<br>$%{{y:,.4g}}/h<br>"
+                                         "%{text}<extra>" + key + "</extra>"))
+    fig.add_traces(traces)
+    if spans_decades(*costs):
+        fit_log_range(fig, *costs, probability=False)
+    shapes, notes = [], []
+    if at_rate is not None:
+        line = vline(float(at_rate), color="#444", dash="dashdot", width=1)
+        note = line_label(line, f"the plan's rate: {at_rate:,.4g}",
+                          font=dict(size=11, color="#444"))
+        if log_x:                          # Plotly places annotations by log10 there
+            note["x"] = float(np.log10(at_rate))
+        shapes, notes = [line], [note]
+    fig.update_layout(hovermode="closest", legend=dict(orientation="h", yanchor="top",
+                                                       y=-0.18, xanchor="left", x=0.0),
+                      height=460, margin=dict(l=60, r=20, t=50, b=90))
+    return add_overlays(fig, shapes, notes)
 
 
 def ranked_figure(header: list, columns: list, title: str) -> go.Figure:

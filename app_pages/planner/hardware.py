@@ -1,10 +1,12 @@
-"""The candidate-hardware input: an editable table of servers and their prices.
+"""The candidate-hardware table: its columns for each workload family, the share link's
+compact JSON (``encode``/``decode``: one list per row, the preset id first) and the
+editor's table validated row by row (``from_frame``: a message naming the row and the
+column of a bad cell).  Pure functions (no widgets); ``hardware_input`` draws the editor.
 
-The table in use travels in the share link as compact JSON (``encode``/``decode``: one
-list per row, the preset id first) and is validated row by row (``from_frame``): a bad
-cell gives a message naming the row and the column, and the last valid table stays in
-use while the user's edits stay in the editor.  A multiselect of presets adds or removes
-preset rows; each row's source (the preset's measurement and price) is listed under it.
+Columns come from the family's ``hardware_fields``: each plain number is an editable
+column (``LABELS``), ``k_s`` four of them; a serving candidate's step cost (the fit of
+its step times), KV bytes per token, block size and model are kept from its preset in a
+hidden column (``FIXED``) and shown read-only (``STEP``, ``MODEL``).
 """
 from __future__ import annotations
 
@@ -12,62 +14,75 @@ import json
 import math
 
 import pandas as pd
-import streamlit as st
 
-from engine.planner import Hardware, hardware_presets
-from engine.planner.spec import DEFAULT_GPU_PROFILES, DEFAULT_LLM_PROFILES
+from engine.planner import FAMILIES, Hardware, ServingHardware, hardware_presets
 from ui.memo import memo
-from ui.share import inert
+
+from .serving_rows import fixed_fields, kept_fields, serving_fields, step_text
 
 MAX_ROWS = 40
 MAX_TEXT = 20_000                 # characters of the table in a share link, at most
-PRESET = "preset"
-COMMON = {"name": "name", "price_usd_per_hour": "price ($/h)",
-          "busy_power_w": "busy power (W)", "idle_power_w": "idle power (W)"}
-GPU_COLUMNS = {**COMMON, "alpha_ms": "α (ms per image)", "tau0_ms": "τ0 (ms per batch)",
-               "max_batch": "largest batch measured"}
-K_COLUMNS = ("k1 (s per request)", "k2 (s per batch)", "k3 (s per request·token)",
-             "k4 (s per token)")
-LLM_COLUMNS = {**COMMON, **{f"k{i + 1}": label for i, label in enumerate(K_COLUMNS)}}
-COLUMNS = {"gpu": GPU_COLUMNS, "llm": LLM_COLUMNS}
-DEFAULT_PROFILES = {"gpu": DEFAULT_GPU_PROFILES, "llm": DEFAULT_LLM_PROFILES}
-HELP = {"name": "What the results call this candidate (unique).",
-        "price_usd_per_hour": "What one replica costs per hour, $ (all its GPUs).",
-        "busy_power_w": "Board power while a batch runs, W (all its GPUs).",
-        "idle_power_w": "Board power while idle, W (0 if unknown: energy is then a lower "
-                        "bound).",
-        "alpha_ms": "Batch time τ[b] = αb + τ0: α, ms per image in the batch.",
-        "tau0_ms": "Batch time τ[b] = αb + τ0: τ0, ms per batch.",
-        "max_batch": "The largest batch the profile measured: larger b_max are not searched.",
-        "k1": "Batch time H(b, l) = k1·b + k2 + k3·b·l + k4·l (s; b requests, l the "
-              "longest reply in tokens): k1, s per request.",
-        "k2": "H(b, l): k2, s per batch.", "k3": "H(b, l): k3, s per request per token.",
-        "k4": "H(b, l): k4, s per token of the longest reply.",
-        PRESET: "The preset a row came from (empty: typed in)."}
+PRESET, STEP, MODEL, FIXED = "preset", "step", "model", "fixed"
+K_LABELS = ("k1 (s per request)", "k2 (s per batch)", "k3 (s per request·token)",
+            "k4 (s per token)")
+LABELS = {"name": "name", "price_usd_per_hour": "price ($/h)", "gpus": "GPUs",
+          "kv_cache_tokens": "KV cache (tokens)", "busy_power_w": "busy power (W)",
+          "idle_power_w": "idle power (W)", "alpha_ms": "α (ms per image)",
+          "tau0_ms": "τ0 (ms per batch)", "max_batch": "largest batch measured",
+          **{f"k{i + 1}": label for i, label in enumerate(K_LABELS)}}
+WHOLE = ("max_batch", "gpus", "kv_cache_tokens")
+OPTIONAL = ("kv_cache_tokens",)          # empty: not known (never binds)
+KIND_WORDS = {"gpu": "GPU", "llm": "LLM", "serving": "LLM serving"}
 FORMULA_START = ("=", "+", "-", "@")
 TYPED_SOURCE = "typed in on the capacity-planner page"
-_BASE, _OUT, _SEEN = "_plan_hw_base", "_plan_hw_out", "_plan_hw_seen"
-EDITOR, PICK = "plan_hw_table", "plan_hw_presets"
 
 
-@memo(4)
-def presets(workload: str) -> dict[str, Hardware]:
+def kind_of(workload: str) -> str:
+    """The table's kind for a family: "serving" (``ServingHardware``), "llm" (batch
+    times k1..k4) or "gpu" (α, τ0)."""
+    fam = FAMILIES[workload]
+    if fam.hardware_type is ServingHardware:
+        return "serving"
+    return "llm" if "k_s" in fam.hardware_fields else "gpu"
+
+
+def columns(workload: str) -> dict:
+    """{column: label} of the editable columns, in the family's field order."""
+    out = {}
+    for f in FAMILIES[workload].hardware_fields:
+        if f == "k_s":
+            out.update({f"k{i + 1}": K_LABELS[i] for i in range(4)})
+        elif f in LABELS:
+            out[f] = LABELS[f]
+    return out
+
+
+@memo(8)
+def presets(workload: str) -> dict:
     """The workload's hardware presets (``engine.planner.hardware_presets``), by id
     (memoised: the profiles are fitted once; read only)."""
     return hardware_presets(workload)
 
 
-def default_hardware(workload: str) -> tuple[Hardware, ...]:
-    """The default candidates of ``workload`` (those of ``engine.planner.default_spec``)."""
-    found = presets(workload)
-    return tuple(found[p] for p in DEFAULT_PROFILES[workload])
+def default_hardware(workload: str) -> tuple:
+    """The default candidates of ``workload`` (those of its family's default spec)."""
+    from engine.planner import default_spec
+    return default_spec(workload).hardware
 
 
-def _values(h: Hardware) -> list:
+def _values(h) -> list:
     """A row of the link: [preset id, name, price, busy W, idle W, then α, τ0, largest
-    batch (GPU) or k1..k4 (LLM)]."""
+    batch (GPU), k1..k4 (LLM), or GPUs, KV tokens (or null), KV bytes per token, block
+    size, model and the step cost (null: the preset's) for a serving candidate]."""
     head = [h.profile, h.name, h.price_usd_per_hour, h.busy_power_w, h.idle_power_w]
-    return head + (list(h.k_s) if h.workload == "llm" else [h.alpha_ms, h.tau0_ms, h.max_batch])
+    if isinstance(h, ServingHardware):
+        found = hardware_presets("llm_serving").get(h.profile)
+        step = (None if found is not None and found.step_cost == h.step_cost
+                else fixed_fields(h)["step_cost"])
+        return head + [h.gpus, h.kv_cache_tokens, h.kv_bytes_per_token, h.block_size,
+                       h.model, step]
+    return head + (list(h.k_s) if h.workload == "llm" else [h.alpha_ms, h.tau0_ms,
+                                                             h.max_batch])
 
 
 def encode(hardware) -> str:
@@ -76,36 +91,54 @@ def encode(hardware) -> str:
                       separators=(",", ":"))
 
 
-def source_of(profile: str, workload: str, fields: dict) -> str:
+def source_of(profile: str, kind: str, fields: dict) -> str:
     """Where a row's numbers come from: the preset's source (said to be edited when any
     number differs from the preset), or typed in."""
-    found = presets(workload).get(profile)
+    found = presets(_WORKLOAD[kind]).get(profile)
     if found is None:
         return TYPED_SOURCE
     same = all(getattr(found, k) == v for k, v in fields.items() if k not in ("name",))
     return found.source if same else f"{found.source} Edited on the capacity-planner page."
 
 
-def hardware(profile: str, workload: str, **fields) -> Hardware:
-    """A ``Hardware`` from a row's fields (``ValueError`` from the engine if invalid, or
-    for a name a spreadsheet would read as a formula or with control characters: the
-    name goes into the CSV exports)."""
+_WORKLOAD = {"gpu": "gpu", "llm": "llm", "serving": "llm_serving"}
+
+
+def hardware(profile: str, kind: str, **fields):
+    """A candidate of ``kind`` from a row's fields (``ValueError`` from the engine if
+    invalid, or for a name a spreadsheet would read as a formula or with control
+    characters: the name goes into the CSV exports)."""
     name = fields.get("name")
     if isinstance(name, str) and (name[:1] in FORMULA_START or not name.isprintable()):
         raise ValueError(f"hardware {name!r}: name must not start with = + - @ (a "
                          "spreadsheet would read it as a formula) nor hold control "
                          "characters")
-    profile = profile if profile in presets(workload) else ""
-    return Hardware(profile=profile, source=source_of(profile, workload, fields), **fields)
+    profile = profile if profile in presets(_WORKLOAD[kind]) else ""
+    cls = ServingHardware if kind == "serving" else Hardware
+    return cls(profile=profile, source=source_of(profile, kind, fields), **fields)
 
 
 def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def decode(text: str, workload: str | None = None) -> tuple[Hardware, ...]:
+def _row_kind(row) -> str | None:
+    """"gpu", "llm" or "serving" for a well-formed link row, else None."""
+    if not (isinstance(row, list) and len(row) >= 2
+            and all(isinstance(v, str) for v in row[:2])):
+        return None
+    if len(row) in (8, 9) and all(_number(v) for v in row[2:]):
+        return "gpu" if len(row) == 8 else "llm"
+    if (len(row) == 11 and all(_number(v) for v in row[2:6]) and all(_number(v) for v in row[7:9])
+            and (row[6] is None or _number(row[6])) and isinstance(row[9], str)
+            and (row[10] is None or isinstance(row[10], dict))):
+        return "serving"
+    return None
+
+
+def decode(text: str, workload: str | None = None) -> tuple:
     """The candidates of an ``encode``d table; ``ValueError`` saying what is wrong (also
-    when ``workload`` is given and the rows describe the other one)."""
+    when ``workload`` is given and the rows describe another kind of hardware)."""
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise ValueError(f"expected a table of at most {MAX_TEXT:,} characters")
     try:
@@ -114,51 +147,58 @@ def decode(text: str, workload: str | None = None) -> tuple[Hardware, ...]:
         raise ValueError("not a hardware table") from None
     if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_ROWS:
         raise ValueError(f"expected a list of 1 to {MAX_ROWS} hardware rows")
-    out = []
+    out, kinds = [], set()
+    want = None if workload is None else kind_of(workload)
     for i, row in enumerate(rows):
-        if not (isinstance(row, list) and len(row) in (8, 9)
-                and all(isinstance(v, str) for v in row[:2])
-                and all(_number(v) for v in row[2:])):
+        kind = _row_kind(row)
+        if kind is None:
             raise ValueError(f"row {i + 1} is not a hardware row")
-        kind = "gpu" if len(row) == 8 else "llm"
-        if workload is not None and kind != workload:
-            raise ValueError(f"row {i + 1} describes {kind.upper()} hardware, not "
-                             f"{workload.upper()}")
+        if want is not None and kind != want:
+            raise ValueError(f"row {i + 1} describes {KIND_WORDS[kind]} hardware, not "
+                             f"{KIND_WORDS[want]}")
+        kinds.add(kind)
         profile, name, price, busy, idle, *rest = row
         fields = dict(name=name, price_usd_per_hour=price, busy_power_w=busy,
                       idle_power_w=idle)
-        if kind == "gpu":
-            fields.update(alpha_ms=rest[0], tau0_ms=rest[1], max_batch=rest[2])
-        else:
-            fields["k_s"] = tuple(float(v) for v in rest)
         try:
+            if kind == "gpu":
+                fields.update(alpha_ms=rest[0], tau0_ms=rest[1], max_batch=rest[2])
+            elif kind == "llm":
+                fields["k_s"] = tuple(float(v) for v in rest)
+            else:
+                fields.update(serving_fields(profile, rest))
             out.append(hardware(profile, kind, **fields))
-        except ValueError as err:
+        except (TypeError, ValueError) as err:
             raise ValueError(f"row {i + 1}: {err}") from None
     names = [h.name for h in out]
     if len(set(names)) != len(names):
         raise ValueError("two rows have the same name")
-    if len({h.workload for h in out}) > 1:
-        raise ValueError("the rows mix GPU and LLM hardware")
+    if len(kinds) > 1:
+        raise ValueError("the rows mix " + " and ".join(KIND_WORDS[k] for k in sorted(kinds))
+                         + " hardware")
     return tuple(out)
 
 
 def frame(hardware, workload: str) -> pd.DataFrame:
-    """The editor's table of ``hardware`` (columns: ``COLUMNS[workload]`` and the preset)."""
+    """The editor's table of ``hardware``: the editable ``columns(workload)``, then (a
+    serving family) the step cost and model shown read only, the preset and the hidden
+    ``FIXED`` column (JSON of what a serving row keeps from its preset)."""
+    labels = columns(workload)
+    serving = kind_of(workload) == "serving"
     rows = []
     for h in hardware:
-        row = {"name": h.name, "price_usd_per_hour": h.price_usd_per_hour,
-               "busy_power_w": h.busy_power_w, "idle_power_w": h.idle_power_w}
-        if workload == "gpu":
-            row.update(alpha_ms=h.alpha_ms, tau0_ms=h.tau0_ms, max_batch=h.max_batch)
-        else:
-            row.update({f"k{i + 1}": k for i, k in enumerate(h.k_s)})
+        row = {k: (h.k_s[int(k[1]) - 1] if k[:1] == "k" and k[1:].isdigit()
+                   else getattr(h, k)) for k in labels}
+        if serving:
+            row.update({STEP: step_text(h.step_cost), MODEL: h.model,
+                        FIXED: json.dumps(fixed_fields(h))})
         row[PRESET] = h.profile
         rows.append(row)
-    columns = [*COLUMNS[workload], PRESET]
-    out = pd.DataFrame(rows, columns=columns)
-    if workload == "gpu":
-        out["max_batch"] = out["max_batch"].astype("Int64")
+    extra = [STEP, MODEL, PRESET, FIXED] if serving else [PRESET]
+    out = pd.DataFrame(rows, columns=[*labels, *extra])
+    for k in WHOLE:
+        if k in labels:
+            out[k] = out[k].astype("Int64")
     return out
 
 
@@ -168,7 +208,7 @@ def _empty(v) -> bool:
 
 
 def _cell_error(err: ValueError, name: str, labels: dict) -> tuple[str, str]:
-    """(column label, what is wrong) of an engine ``Hardware`` error."""
+    """(column label, what is wrong) of an engine error about a candidate."""
     text = str(err)
     prefix = f"hardware {name!r}: "
     text = text[len(prefix):] if text.startswith(prefix) else text
@@ -178,11 +218,42 @@ def _cell_error(err: ValueError, name: str, labels: dict) -> tuple[str, str]:
     return "", text
 
 
-def from_frame(table: pd.DataFrame, workload: str) -> tuple[Hardware, ...]:
+def _numbers(cells: dict, labels: dict, where: str) -> dict:
+    numbers = {}
+    for key, v in cells.items():
+        if key == "name":
+            continue
+        if key in OPTIONAL and _empty(v):
+            numbers[key] = None
+            continue
+        if _empty(v):
+            raise ValueError(f"{where}, column '{labels[key]}': empty cell")
+        try:
+            numbers[key] = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}, column '{labels[key]}': not a number") from None
+        x = numbers[key]
+        if key in WHOLE and math.isfinite(x) and x == round(x):
+            numbers[key] = int(x)
+    return numbers
+
+
+def _k_fields(numbers: dict, labels: dict, where: str) -> dict:
+    for j in range(4):
+        key = f"k{j + 1}"
+        low_ok = numbers[key] > 0 if j == 0 else numbers[key] >= 0
+        if not (math.isfinite(numbers[key]) and low_ok):
+            bound = "> 0" if j == 0 else ">= 0"
+            raise ValueError(f"{where}, column '{labels[key]}': must be {bound}, got "
+                             f"{numbers[key]:g}")
+    return dict(k_s=tuple(numbers.pop(f"k{j + 1}") for j in range(4)), **numbers)
+
+
+def from_frame(table: pd.DataFrame, workload: str) -> tuple:
     """The candidates of the editor's table; ``ValueError`` naming the row and column of
     the first bad cell ("row 2 (T4), column 'price ($/h)': must be > 0, got -1").  Rows
     left entirely empty (a row just added) are skipped."""
-    labels = COLUMNS[workload]
+    labels, kind = columns(workload), kind_of(workload)
     out, seen = [], {}
     for i, rec in enumerate(table.to_dict("records")):
         cells = {k: rec.get(k) for k in labels}
@@ -190,39 +261,19 @@ def from_frame(table: pd.DataFrame, workload: str) -> tuple[Hardware, ...]:
             continue
         name = "" if _empty(cells["name"]) else str(cells["name"]).strip()
         where = f"row {i + 1}" + (f" ({name})" if name else "")
-        for key, label in labels.items():
-            if _empty(cells[key]):
-                raise ValueError(f"{where}, column '{label}': empty cell")
-        numbers = {}
-        for key, v in cells.items():
-            if key == "name":
-                continue
-            try:
-                numbers[key] = float(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"{where}, column '{labels[key]}': not a number") from None
-        if workload == "llm":
-            for j in range(4):
-                key = f"k{j + 1}"
-                low_ok = numbers[key] > 0 if j == 0 else numbers[key] >= 0
-                if not (math.isfinite(numbers[key]) and low_ok):
-                    bound = "> 0" if j == 0 else ">= 0"
-                    raise ValueError(f"{where}, column '{labels[key]}': must be {bound}, got "
-                                     f"{numbers[key]:g}")
-            fields = dict(k_s=tuple(numbers.pop(f"k{j + 1}") for j in range(4)), **numbers)
-        else:
-            fields = dict(numbers)
-            if math.isfinite(fields["max_batch"]) and fields["max_batch"] == round(
-                    fields["max_batch"]):
-                fields["max_batch"] = int(fields["max_batch"])
+        if not name:
+            raise ValueError(f"{where}, column 'name': empty cell")
+        numbers = _numbers(cells, labels, where)
+        fields = _k_fields(numbers, labels, where) if kind == "llm" else dict(numbers)
         if name in seen:
             raise ValueError(f"{where}, column 'name': the same name as row {seen[name]}; "
                              "names must be unique")
         seen[name] = i + 1
-        preset = rec.get(PRESET)
+        preset = "" if _empty(rec.get(PRESET)) else str(rec.get(PRESET))
+        if kind == "serving":
+            fields.update(kept_fields(rec.get(FIXED), preset, where))
         try:
-            out.append(hardware("" if _empty(preset) else str(preset), workload, name=name,
-                                **fields))
+            out.append(hardware(preset, kind, name=name, **fields))
         except ValueError as err:
             label, what = _cell_error(err, name, {**labels, "k_s": "k1..k4"})
             column = f", column '{label}'" if label else ""
@@ -234,72 +285,10 @@ def from_frame(table: pd.DataFrame, workload: str) -> tuple[Hardware, ...]:
     return tuple(out)
 
 
-def _column_config(workload: str) -> dict:
-    cfg = {"name": st.column_config.TextColumn(COLUMNS[workload]["name"], help=HELP["name"],
-                                               required=True),
-           PRESET: st.column_config.TextColumn("preset", help=HELP[PRESET], disabled=True)}
-    for key, label in COLUMNS[workload].items():
-        if key == "name":
-            continue
-        whole = key == "max_batch"
-        cfg[key] = st.column_config.NumberColumn(
-            label, help=HELP[key], min_value=1 if whole else 0.0, step=1 if whole else None,
-            format="%d" if whole else "%.6g")
-    return cfg
-
-
-def _reconcile(workload: str) -> None:
-    """After the presets multiselect changed: drop the rows of presets taken out, append
-    rows for presets put in; every other row (and edit) stays as it is."""
-    ss = st.session_state
-    chosen = list(ss.get(PICK) or [])
-    table = ss.get(_OUT)
-    if table is None:
-        table = ss.get(_BASE, frame((), workload))
-    keep = table[[_empty(p) or p in chosen for p in table[PRESET]]]
-    have = {p for p in keep[PRESET] if not _empty(p)}
-    found = presets(workload)
-    added = frame([found[p] for p in chosen if p not in have and p in found], workload)
-    parts = [t for t in (keep, added) if len(t)]
-    ss[_BASE] = (pd.concat(parts, ignore_index=True) if parts
-                 else frame((), workload)).reset_index(drop=True)
-
-
-def table_input(key: str, workload: str) -> tuple[tuple[Hardware, ...], str | None]:
-    """Draw the hardware table (its value in the share field ``key``: the encoded
-    table) and the presets multiselect; returns (the candidates in use, the problem with
-    the table as edited or None).  On a problem the last valid table stays in use."""
-    ss = st.session_state
-    if ss.get(_SEEN) != ss[key]:                  # first run, a link, a plan file, a switch
-        ss[_BASE] = frame(decode(ss[key], workload), workload)
-        ss[_SEEN] = ss[key]
-        ss.pop(_OUT, None)
-    edited = st.data_editor(ss[_BASE], num_rows="dynamic", key=EDITOR, hide_index=True,
-                            column_config=_column_config(workload), width="stretch")
-    ss[_OUT] = edited
-    problem, in_use = None, None
-    try:
-        in_use = from_frame(edited, workload)
-    except ValueError as err:
-        problem = str(err)
-        in_use = decode(ss[key], workload)
-    else:
-        ss[key] = ss[_SEEN] = encode(in_use)
-    found = presets(workload)
-    ss[PICK] = [p for p in edited[PRESET] if not _empty(p) and p in found]
-    st.multiselect("Presets in the table", list(found), key=PICK,
-                   format_func=lambda p: found[p].name, on_change=_reconcile, args=(workload,),
-                   help="Measured batch profiles (GPU) or batch-time fits (LLM) with list "
-                        "prices: pick one to add its row, remove it to drop the row. Edit "
-                        "any cell above; add rows of your own at the bottom of the table.")
-    with st.expander("Where the numbers come from"):
-        for h in in_use:
-            st.markdown(f"**{inert(h.name)}**: {inert(h.source)}")
-    return in_use, problem
-
-
 def summary(hardware) -> str:
     """The candidates in a few words: "3 candidates: T4 16GB ($0.526/h), ..."."""
     names = [f"{h.name.split(' · ')[0]} (${h.price_usd_per_hour:,.4g}/h)" for h in hardware]
     return f"{len(names)} candidate{'s' if len(names) != 1 else ''}: " + ", ".join(names)
 
+
+__all__ = ["columns", "decode", "encode", "frame", "from_frame", "kind_of", "summary"]

@@ -1,8 +1,10 @@
-"""Capacity planner: the cheapest hardware, batching settings, token limit and replica
-count that keep a latency percentile within a target (``engine.planner``)."""
+"""Capacity planner: the cheapest hardware, settings and server count that keep the SLA's
+latency percentiles within their targets (``engine.planner``), for every workload family
+it declares (GPU batching, the LLM batch model, LLM serving colocated and disaggregated)."""
 import streamlit as st
 
-from app_pages.planner import data, hardware, inputs, plan_file, results, views
+from app_pages.planner import (data, disaggregation, hardware, hardware_input, inputs,
+                               plan_file, results, tables, views)
 from engine.planner.plan import UNITS
 from ui import share
 from ui.export import report_button, show_chart
@@ -11,12 +13,12 @@ from ui.panel import action_row, formulas_panel, results_table
 from ui.uploads import to_safe_csv
 
 TITLE = "Capacity planner"
-ABOUT = ("For this traffic and this latency target: which hardware, which batch-size limit "
-         "and batcher delay (or token limit), and how many replicas, at the lowest cost? "
-         "Every combination of the ranges in the sidebar is priced with the lab's exact "
-         "models and a short simulation; the cheapest are confirmed by longer simulations "
-         "before the page calls them meeting the SLA. Assumptions and formulas: the How it "
-         "works view.")
+ABOUT = ("For this traffic and this latency target: which hardware, which settings (batch "
+         "size and delay, token limit, or a serving engine's limits), and how many servers, "
+         "at the lowest cost? Every combination of the ranges in the sidebar is priced with "
+         "the lab's models and a short simulation or approximation; the cheapest are "
+         "confirmed by longer simulations before the page calls them meeting the SLA. "
+         "Assumptions and formulas: the How it works view.")
 
 
 def finish() -> None:
@@ -27,10 +29,7 @@ def candidates(workload: str, notices):
     """The hardware table (in an expander); a bad row is reported in ``notices`` and the
     last valid table stays in use."""
     with st.expander("Candidate hardware and prices (edit, add, remove)"):
-        st.caption("One row per server a replica can run on: its price per hour, its board "
-                   "power, and its batch time (GPU: α, τ0 fitted to a measured batch "
-                   "profile; LLM: k1..k4). Edit any cell; add rows at the bottom.")
-        in_use, problem = hardware.table_input(inputs.HARDWARE.key, workload)
+        in_use, problem = hardware_input.table_input(inputs.HARDWARE.key, workload)
     if problem:
         notices.error(f"Hardware table not used: {share.inert(problem)}. Still using the last "
                       f"valid table ({share.inert(hardware.summary(in_use))}).",
@@ -38,10 +37,10 @@ def candidates(workload: str, notices):
     return in_use
 
 
-def answer(plan, choice) -> None:
+def answer(plan, label: str) -> None:
     """The answer first: in words, then its numbers; when nothing meets the SLA, why."""
     st.subheader("Answer")
-    conf = data.confirmation(plan)
+    conf = results.confirmation(plan)
     if plan.best is not None:
         st.success(share.inert(plan.answer), icon=":material/savings:")
         results.show_best(plan)
@@ -50,53 +49,68 @@ def answer(plan, choice) -> None:
                    "more (Advanced) tries further ones.", icon=":material/warning:")
     else:
         st.error(share.inert(plan.answer), icon=":material/block:")
-    results_table(results.rows(plan, choice.label, best=False), per_row=6)
-    st.caption(data.confirmation_sentence(plan) if conf["tried"] else data.reason_counts(plan))
+    results_table(results.rows(plan, label, best=False), per_row=6)
+    fewer = results.fewer_texts(plan)
+    if fewer:
+        st.markdown("**One server fewer**, simulated the same way:\n"
+                    + "\n".join(f"- {share.inert(t)}" for t in fewer))
+    st.caption(results.confirmation_sentence(plan) if conf["tried"]
+               else tables.reason_counts(plan))
 
 
-def tables(plan) -> None:
-    if len(plan.spec.hardware) > 1 and len(plan.per_hardware):
+def show_tables(plan) -> None:
+    if len(plan.per_hardware) > 1:
         st.subheader("Each candidate at its cheapest")
-        st.dataframe(data.per_hardware_table(plan), hide_index=True, width="stretch")
+        st.dataframe(tables.per_hardware_table(plan), hide_index=True, width="stretch")
     if len(plan.ranked):
         st.subheader("Cheapest configurations meeting the SLA")
-        st.dataframe(data.ranked_table(plan), width="stretch")
-        st.caption(f"Top {min(data.TOP, len(plan.ranked))} of {len(plan.ranked):,}. "
+        st.dataframe(tables.ranked_table(plan), width="stretch")
+        st.caption(f"Top {min(tables.TOP, len(plan.ranked))} of {len(plan.ranked):,}. "
                    "Confirmed: ✓ by the longer simulations, ✗ missed on them, — not "
-                   "simulated again. " + data.reason_counts(plan))
+                   "simulated again. " + tables.reason_counts(plan))
     if len(plan.rejected):
         st.subheader("Why candidates fail")
-        st.dataframe(data.rejected_table(plan), hide_index=True, width="stretch")
+        st.dataframe(tables.rejected_table(plan), hide_index=True, width="stretch")
 
 
-def exports(plan, spec, choice, note: str) -> None:
+def exports(plan, key, serving, note: str) -> None:
+    spec, choice, workload = key
+    file_spec, file_note = spec, ""
+    if serving is not None and serving.trace is not None:
+        name, file_note = serving.file_note()
+        file_spec = spec.with_(token_trace=name)
     row = action_row()
-    row.download_button("Download the ranked table", lambda: data.ranked_csv_bytes(plan),
+    row.download_button("Download the ranked table", lambda: tables.ranked_csv_bytes(plan),
                         "capacity_plan_ranked.csv", "text/csv", key="plan_ranked_csv",
                         on_click="ignore", icon=":material/download:",
                         help="Every configuration meeting the SLA, cheapest first, as a "
                              "spreadsheet file (CSV) with the units in the column names.")
-    plan_file.download_button(spec, row)
-    report_button(TITLE, results.parameters(spec, choice.label),
-                  lambda: views.report_sections(spec, choice), views.FORMULAS, views.NOTES,
+    plan_file.download_button(file_spec, row)
+    formulas, notes = views.how_it_works(spec)
+    report_button(TITLE, results.parameters(spec, choice.label, serving),
+                  lambda: views.report_sections(*key), formulas, notes,
                   "capacity_plan_report.html", where=row,
                   answer=results.rows(plan, choice.label), scenario=plan.answer)
-    st.caption(plan_file.CLI + " The address bar holds a link to this plan." + (
-        f" {note}" if note else ""))
+    st.caption(" ".join(t for t in (plan_file.CLI, "The address bar holds a link to this plan.",
+                                    note, file_note) if t))
 
 
-def show_view(view: str, plan, spec, choice) -> None:
+def show_view(view: str, plan, key) -> None:
+    spec = key[0]
     if view in views.CHARTS:
-        if not (len(plan.table) and plan.table["stable"].any()):
+        if not (len(plan.table) and plan.table["stable"].astype(bool).any()):
             st.info("No configuration keeps up with the load: nothing to draw.")
             return
-        name = views.CHARTS[view]
-        show_chart(views.figure(name, spec, choice), name)
-        st.caption(views.CAPTIONS[name])
+        names = (["cost_vs_energy"] if view == views.ENERGY
+                 else [n for n, _, _ in views.latency_charts(spec)])
+        caption = views.CAPTIONS[views.CHARTS[view]]
+        for name in names:
+            show_chart(views.figure(name, *key), name)
+        st.caption(caption)
     elif view == views.ALL:
-        table = data.all_table(plan)
+        table = tables.all_table(plan)
         st.dataframe(table, hide_index=True, width="stretch")
-        st.caption(f"The {min(len(table), data.ALL_ROWS):,} cheapest of {len(plan.table):,} "
+        st.caption(f"The {min(len(table), tables.ALL_ROWS):,} cheapest of {len(plan.table):,} "
                    "configurations priced (the CSV holds every one, units in the column "
                    "names).")
         st.download_button("Download every configuration",
@@ -105,9 +119,28 @@ def show_view(view: str, plan, spec, choice) -> None:
                            on_click="ignore", icon=":material/download:",
                            help="The whole table as a spreadsheet file (CSV), units in the "
                                 "column names.")
+    elif view == views.DISAGGREGATION:
+        disaggregation.show(*key)
     else:
-        formulas_panel(views.FORMULAS, views.NOTES, "planner",
-                       "Assumptions, and what is conservative")
+        formulas, notes = views.how_it_works(spec)
+        formulas_panel(formulas, notes, "planner", "Assumptions, and what is conservative")
+
+
+def wait_for_button(spec, key) -> bool:
+    """Whether a plan too large to run as the inputs change waits for its button (then
+    the page says so and offers the plan file)."""
+    if not data.waits_for_button(spec, key[1]) or data.plan.ready(*key) or st.button(
+            f"Price {spec.n_configurations:,} configurations", key="plan_run",
+            type="primary"):
+        return False
+    why = (f"confirming the {spec.confirm} cheapest simulates whole fleets, about "
+           f"{data.seconds(spec, key[1]):,.0f} s in all" if data.confirm_work(spec)
+           > data.AUTO_CONFIRM_MAX else "it takes a while")
+    st.info(f"A plan this large waits for you ({why}): press the button to run it, or "
+            "download the plan file and run it on a cluster.", icon=":material/hourglass_top:")
+    plan_file.download_button(spec)
+    st.caption(plan_file.CLI)
+    return True
 
 
 def run() -> None:
@@ -118,14 +151,14 @@ def run() -> None:
     share.show_warnings()
     notices = st.container()
     workload = st.session_state[inputs.WORKLOAD.key]
-    choice = inputs.sidebar()
-    with st.sidebar.expander("Plan file (TOML)"):
-        plan_file.upload_input()
     with notices:
         inputs.ensure_table(workload)
+    choice, serving = inputs.sidebar()
+    with st.sidebar.expander("Plan file (TOML)"):
+        plan_file.upload_input()
     hw = candidates(workload, notices)
     try:
-        spec, note = inputs.plan_spec(hw, choice)
+        spec, note = inputs.plan_spec(hw, choice, serving)
     except ValueError as err:
         notices.error(f"Plan not run: {share.inert(str(err))}. Change the inputs in the "
                       "sidebar.", icon=":material/error:")
@@ -136,26 +169,26 @@ def run() -> None:
         notices.error(f"Plan not run: {why}", icon=":material/error:")
         finish()
         return
-    n, work = spec.n_configurations, data.plan_work(spec, choice)
+    key = (spec, choice, None if serving is None else serving.workload)
+    work = data.plan_work(spec, choice)
     where = ("in this process" if data.executor_for(work) == "serial"
              else "on local processes, one per core")
-    st.caption(f"{n:,} configurations ({data.grid_words(spec)}), priced {where}.")
-    if work > inputs.AUTO_RUN_MAX and not data.plan.ready(spec, choice) and not st.button(
-            f"Price {n:,} configurations", key="plan_run", type="primary"):
-        st.info("A plan this large takes a while: press the button to run it, or download "
-                "the plan file and run it on a cluster.", icon=":material/hourglass_top:")
-        plan_file.download_button(spec)
-        st.caption(plan_file.CLI)
+    st.caption(f"{spec.n_configurations:,} configurations ({data.grid_words(spec)}), priced "
+               f"{where}.")
+    if wait_for_button(spec, key):
         finish()
         return
-    bar = LazyProgress(f"Pricing {n:,} configurations…")
-    plan = data.plan(spec, choice, bar)
+    bar = LazyProgress(f"Pricing {spec.n_configurations:,} configurations…")
+    plan = data.plan(*key, bar=bar)
     bar.empty()
-    answer(plan, choice)
-    tables(plan)
-    exports(plan, spec, choice, note)
-    view = st.segmented_control("View", inputs.VIEWS, key=inputs.VIEW.key, required=True)
-    show_view(view, plan, spec, choice)
+    answer(plan, choice.label)
+    show_tables(plan)
+    exports(plan, key, serving, note)
+    offered = views.views_of(spec)
+    if st.session_state.get(inputs.VIEW.key) not in offered:
+        st.session_state[inputs.VIEW.key] = offered[0]
+    view = st.segmented_control("View", offered, key=inputs.VIEW.key, required=True)
+    show_view(view, plan, key)
     finish()
 
 

@@ -1,9 +1,8 @@
 """The plan as a file: the inputs downloaded as TOML (``engine.planner.plan_toml``), which
 ``python -m engine.planner`` runs outside the browser, and a plan file opened to fill the
-inputs (``engine.planner.read_plan``; a bad file shows its error and the inputs stay)."""
+inputs (``engine.planner.read_plan``; a bad file shows its error and the inputs stay),
+for every workload family (the serving families' SLA rows, workload and link too)."""
 from __future__ import annotations
-
-import math
 
 import streamlit as st
 
@@ -11,7 +10,7 @@ from engine.planner import PlanSpec, plan_toml, read_plan
 from ui import arrivals_input, share
 from ui.uploads import MAX_UPLOAD_BYTES
 
-from . import hardware as hw_table
+from . import fields, spec_values
 from . import inputs as ins
 
 UPLOAD = "planner_plan_upload"
@@ -23,42 +22,21 @@ _MESSAGE = "_plan_file_message"
 
 def fill(spec: PlanSpec) -> list[str]:
     """Set every input to ``spec``'s value; returns notes on what the page could not
-    take as it is (non-consecutive replica counts, a replayed trace to upload...)."""
-    ss, notes = st.session_state, []
-    old = ss.get(ins.WORKLOAD.key)
+    take as it is (non-consecutive replica counts, a trace file to upload...)."""
+    ss = st.session_state
+    old = ss.get(fields.WORKLOAD.key)
     if old is not None and old != spec.workload:           # keep what the other one had
         ins.keep_inputs(old)
-    llm = spec.workload == "llm"
-    unit = "s" if llm else "ms"
-    ss.update({ins.WORKLOAD.key: spec.workload, ins.RATE.key: spec.rate_per_s,
-               ins.PCT.key: spec.percentile, ins.TARGET_UNIT.key: unit,
-               ins.TARGET.key: spec.target_ms / (1000.0 if llm else 1.0),
-               ins.ENERGY_ON.key: math.isfinite(spec.energy_cap_j),
-               ins.HARDWARE.key: hw_table.encode(spec.hardware),
-               ins.B_MAX.key: list(spec.b_max), ins.CONFIRM.key: spec.confirm,
-               ins.R_LO.key: min(spec.replicas), ins.R_HI.key: max(spec.replicas)})
-    if math.isfinite(spec.energy_cap_j):
-        ss[ins.ENERGY.key] = spec.energy_cap_j
-    if llm:
-        ss[ins.LIMITS.key] = list(spec.token_limit)
-        ss[ins.TRUNCATION.key] = 100.0 * spec.truncation_cap
-        if spec.token_law in ins.OUTPUT_LAWS:
-            ss[ins.TOKEN_LAW.key] = spec.token_law
-        else:
-            notes.append(f"Token law {spec.token_law} is not an output-token law: kept "
-                         f"{ins.OUTPUT_LAWS[ss[ins.TOKEN_LAW.key]].name}.")
+    values, notes = spec_values.values_of(spec)
+    ss.update(values)
+    ss[fields.CONFIRM.key] = min(max(spec.confirm, fields.CONFIRM.low), fields.CONFIRM.high)
+    if ss[fields.CONFIRM.key] != spec.confirm:
+        notes.append(f"confirm = {spec.confirm}: the page confirms {ss[fields.CONFIRM.key]}.")
+    if spec.seed <= fields.SEED.high:
+        ss[fields.SEED.key] = spec.seed
     else:
-        ss[ins.DELAYS.key] = list(spec.queue_delay_ms)
-    r = spec.replicas
-    if len(r) != max(r) - min(r) + 1:
-        notes.append(f"The file's replica counts ({', '.join(map(str, r[:8]))}"
-                     f"{'…' if len(r) > 8 else ''}) are searched here as every count from "
-                     f"{min(r)} to {max(r)}.")
-    if spec.seed <= ins.SEED.high:
-        ss[ins.SEED.key] = spec.seed
-    else:
-        notes.append(f"Seed {spec.seed} is above the page's largest, {ins.SEED.high:,}: kept "
-                     f"{ss.get(ins.SEED.key, ins.SEED.default)}.")
+        notes.append(f"Seed {spec.seed} is above the page's largest, {fields.SEED.high:,}: "
+                     f"kept {ss.get(fields.SEED.key, fields.SEED.default)}.")
     notes += _fill_arrivals(spec)
     return notes
 

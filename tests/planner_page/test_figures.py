@@ -121,3 +121,56 @@ def test_ranked_table_figure_for_the_report():
     assert table["type"] == "table"
     assert list(table["header"]["values"]) == ["rank", "hardware"]
     assert [list(c) for c in table["cells"]["values"]] == [["1", "2"], ["T4", "A100"]]
+
+
+def test_disaggregation_figure_of_a_hand_made_frame():
+    """Both fleets' cost against the rate (a rate where one kind meets the SLA nowhere is
+    a gap), log axes where they span decades, the plan's own rate as a vertical line."""
+    import pandas as pd
+    frame = pd.DataFrame({"rate_per_s": [0.5, 1.0, 2.0, 4.0, 8.0],
+                          "colocated_cost_usd_per_hour": [10.0, 20.0, 40.0, 80.0, math.inf],
+                          "disaggregated_cost_usd_per_hour": [20.0, 20.0, 30.0, 60.0, 100.0],
+                          "colocated_fleet": ["1 replica", "2 replicas", "4 replicas",
+                                              "8 replicas", ""],
+                          "disaggregated_fleet": ["1P + 1D", "1P + 1D", "1P + 2D", "2P + 4D",
+                                                  "4P + 6D"],
+                          "cheaper": ["colocated", "same cost", "disaggregated",
+                                      "disaggregated", "disaggregated"]})
+    fig = figs.disaggregation(frame, at_rate=2.0).to_dict()
+    colocated, disaggregated = (trace(fig, "colocated"), trace(fig, "disaggregated"))
+    assert list(colocated["x"]) == [0.5, 1.0, 2.0, 4.0, 8.0]
+    assert list(colocated["y"]) == [10.0, 20.0, 40.0, 80.0, None]
+    assert list(disaggregated["y"]) == [20.0, 20.0, 30.0, 60.0, 100.0]
+    assert list(disaggregated["text"])[-1] == "4P + 6D"
+    assert fig["layout"]["xaxis"]["type"] == "log"          # 0.5..8: 16×
+    assert fig["layout"]["yaxis"].get("type") != "log"      # 10..100: not more than 10×
+    (line,) = fig["layout"]["shapes"]
+    assert (line["x0"], line["x1"], line["yref"]) == (2.0, 2.0, "y domain")
+    (label,) = [a for a in fig["layout"]["annotations"] if "plan's rate" in a["text"]]
+    assert label["x"] == math.log10(2.0)                   # annotations: log10 on a log axis
+    assert fig["layout"]["xaxis"]["title"]["text"] == "request rate (requests/s)"
+
+
+def test_each_sla_row_has_its_own_cost_chart():
+    """A serving plan held to TTFT and TPOT: one chart each, the target of its own row,
+    the answer at its confirmed value; the front is the engine's front of that column."""
+    from engine.planner import hardware_presets
+    hw = (hardware_presets("llm_serving")["vllm_rtx4090_qwen2_5_7b"],)
+    spec = default_spec("llm_disaggregated").with_(
+        hardware=hw, rate_per_s=2.0, sla=(("ttft", 90.0, 1000.0), ("tpot", 90.0, 100.0)),
+        max_num_seqs=(64,), max_num_batched_tokens=(2048,), prefill_instances=(1, 2),
+        decode_instances=(1,), confirm=1)
+    plan = views.data.plan(spec, POISSON, None)
+    charts = views.latency_charts(spec)
+    assert [(n, c) for n, c, _ in charts] == [("cost_vs_latency", "ttft_p90_ms"),
+                                              ("cost_vs_tpot_p90_ms", "tpot_p90_ms")]
+    for name, col, label in charts:
+        fig = views.figure(name, spec, POISSON).to_dict()
+        assert fig["layout"]["title"]["text"].startswith(f"Cost against {label}")
+        assert fig["layout"]["yaxis"]["title"]["text"] == f"{label} (ms)"
+        target = dict(ttft_p90_ms=1000.0, tpot_p90_ms=100.0)[col]
+        assert [s["y0"] for s in fig["layout"]["shapes"]] == [target]
+        star = trace(fig, "the answer")
+        assert list(star["y"]) == [plan.best[f"confirmed_{col}"]]
+        front = trace(fig, "cheapest front")
+        assert sorted(front["y"]) == sorted(plan.fronts[col][col])

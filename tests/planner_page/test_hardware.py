@@ -2,6 +2,7 @@
 editor's table validated row by row with messages naming the row and the column."""
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from app_pages.planner import hardware as hw
 from app_pages.planner.inputs import HARDWARE
-from engine.planner import Hardware, default_spec
+from engine.planner import Hardware, default_spec, hardware_presets
 
 
 @pytest.mark.parametrize("workload", ["gpu", "llm"])
@@ -91,3 +92,52 @@ def test_an_edited_preset_says_so_in_its_source():
     assert edited.source == t4.source + " Edited on the capacity-planner page."
     frame.loc[0, "price_usd_per_hour"] = t4.price_usd_per_hour
     assert hw.from_frame(frame, "gpu") == (t4,)
+
+
+@pytest.mark.parametrize("workload", ["llm_serving", "llm_disaggregated"])
+def test_the_serving_tables_round_trip(workload):
+    """A serving candidate's step cost, KV bytes, block size and model travel with it:
+    in the link (null for a preset's own step cost) and in the editor's hidden column."""
+    table = default_spec(workload).hardware
+    text = hw.encode(table)
+    assert all(row[-1] is None for row in json.loads(text))        # the presets' step costs
+    assert hw.decode(text, workload) == table
+    frame = hw.frame(table, workload)
+    assert list(frame.columns) == ["name", "price_usd_per_hour", "kv_cache_tokens", "gpus",
+                                   "busy_power_w", "idle_power_w", "step", "model", "preset",
+                                   "fixed"]
+    assert hw.from_frame(frame, workload) == table
+
+
+def test_a_serving_step_cost_of_its_own_goes_into_the_link():
+    from dataclasses import replace
+    h = hardware_presets("llm_serving")["vllm_rtx4090_qwen2_5_7b"]
+    own = replace(h, name="Mine", step_cost=replace(h.step_cost, base_ms=20.0), profile="",
+                  source=hw.TYPED_SOURCE)
+    (back,) = hw.decode(hw.encode([own]), "llm_serving")
+    assert back.step_cost.base_ms == 20.0 and back.step_cost == own.step_cost
+    assert (back.kv_cache_tokens, back.model, back.profile) == (h.kv_cache_tokens, h.model, "")
+
+
+def test_serving_rows_name_the_bad_cell_and_need_a_step_cost():
+    table = default_spec("llm_serving").hardware[:2]
+    frame = hw.frame(table, "llm_serving")
+    frame["gpus"] = frame["gpus"].astype(object)
+    frame.loc[1, "gpus"] = 0
+    with pytest.raises(ValueError, match=r"row 2 \(4× A100.*\), column 'GPUs': must be"):
+        hw.from_frame(frame, "llm_serving")
+    frame = hw.frame(table, "llm_serving")
+    frame.loc[0, "kv_cache_tokens"] = pd.NA                       # not known: never binds
+    assert hw.from_frame(frame, "llm_serving")[0].kv_cache_tokens is None
+    typed = pd.DataFrame([{"name": "Typed", "price_usd_per_hour": 1.0, "kv_cache_tokens": 1000,
+                           "gpus": 1, "busy_power_w": 300.0, "idle_power_w": 0.0}])
+    with pytest.raises(ValueError, match=r"row 1 \(Typed\): a serving candidate needs a "
+                                         r"preset's step cost"):
+        hw.from_frame(typed, "llm_serving")
+
+
+def test_a_table_of_another_family_is_refused_in_words():
+    with pytest.raises(ValueError, match="describes GPU hardware, not LLM serving"):
+        hw.decode(hw.encode(default_spec("gpu").hardware), "llm_disaggregated")
+    with pytest.raises(ValueError, match="describes LLM serving hardware, not LLM"):
+        hw.decode(hw.encode(default_spec("llm_serving").hardware), "llm")
