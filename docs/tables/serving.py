@@ -5,7 +5,8 @@ beside it for the real runs) prints, in markdown:
 
 1. the approximation (``approximate_serving``) against the simulation: mean TTFT and
    TPOT at 10-95 % of ``max_rate_per_s`` on two presets with the Azure conversation
-   laws (chunked prefill) and on the DistServe preset (whole prompts);
+   laws (chunked prefill) and on the DistServe preset (whole prompts); and its
+   percentiles (``approximate_percentiles``, the planner's screening) at p95;
 2. DistServe's vLLM runs replayed with the overhead calibrated on the 1 and 1.5
    requests/s runs, for several KV block counts (the knee hangs on it);
 3. the RTX 4090 vllm bench runs predicted from the concurrency-1 runs.
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.llm_serving import (Scheduler, approximate_serving, calibrate_step_cost,
+from engine.llm_serving import (Scheduler, approximate_percentiles, approximate_serving,
+                                calibrate_step_cost,
                                 compare_replay, compare_vllm_bench, load_serving_preset,
                                 max_rate_per_s, simulate_serving)
 from engine.measured import read_request_records
@@ -49,6 +51,36 @@ def approximation_table() -> None:
             print(f"| {name} ({cap:.3g} requests/s) | {share:.0%} | {ta:.4g} / {ts:.4g} | "
                   f"{(ta / ts - 1) * 100:+.0f} % | {pa:.4g} / {ps:.4g} | "
                   f"{(pa / ps - 1) * 100:+.0f} % |")
+
+
+def percentile_table() -> None:
+    """approximate_percentiles against the simulation: p95 TTFT, TPOT and e2e at 30-90 %
+    of capacity (chunked prefill, the Azure conversation laws)."""
+    laws = token_law_presets()
+    prompt, reply = laws["azure_2023_conv_prompt"].law(), laws["azure_2023_conv_output"].law()
+    print("| configuration | load | p95 TTFT approx / sim (ms) | error | p95 TPOT | error | "
+          "p95 e2e | error |")
+    print("|---|---|---|---|---|---|---|---|")
+    for pid in ("splitwise_h100_llama2_70b_tp8", "vllm_rtx4090_qwen2_5_7b",
+                "distserve_vllm_a100_opt_13b"):
+        p = load_serving_preset(pid)
+        sched = Scheduler(max_num_seqs=min(p.max_num_seqs, 256),
+                          max_num_batched_tokens=max(p.max_num_batched_tokens, 2048),
+                          kv_cache_tokens=p.kv_cache_tokens, chunked_prefill=True)
+        cap = max_rate_per_s(p.cost, sched, prompt, reply)
+        for share in (0.3, 0.6, 0.8, 0.9):
+            a = approximate_percentiles(p.cost, sched, input_tokens=prompt,
+                                        output_tokens=reply, rate_per_s=share * cap,
+                                        percentile=95)
+            r = simulate_serving(p.cost, sched, input_tokens=prompt, output_tokens=reply,
+                                 rate_per_s=share * cap, n_requests=40_000, seed=1)
+            cells = []
+            for metric in ("ttft", "tpot", "e2e"):
+                x = float(getattr(a, f"{metric}_ms"))
+                y = getattr(r, f"{metric}_ms").percentile(95)
+                cells.append(f"{x:.4g} / {y:.4g} | {(x / y - 1) * 100:+.0f} %")
+            print(f"| {p.name.split(' (')[0]} ({cap:.3g} requests/s) | {share:.0%} | "
+                  + " | ".join(cells) + " |")
 
 
 def distserve_table() -> None:
@@ -92,6 +124,8 @@ def rtx_table() -> None:
 
 def main() -> None:
     approximation_table()
+    print()
+    percentile_table()
     if not REAL.is_dir():
         raise SystemExit(f"{REAL} is absent: the real runs are read from ../shared/real-data "
                          "beside the repository, never copied into it")
