@@ -254,6 +254,19 @@ def _output_scv(output_tokens) -> float:
     return float(p @ (v - mean) ** 2) / mean ** 2
 
 
+def _chain_inputs(cost, scheduler, input_tokens, output_tokens, rate_per_s):
+    """What the chain needs, checked: the rates (per s), the capacity, the moments, the
+    reply length's SCV, each prompt's work w = a·l + a₂·l² (ms) with its probabilities,
+    and (E[w], E[w²])."""
+    lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
+    limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
+    m = workload_moments(input_tokens, output_tokens)
+    scv = _output_scv(output_tokens)
+    values, probs = _law_or_values(input_tokens, "input_tokens")
+    w = cost.prefill_ms_per_token * values + cost.prefill_ms_per_token_sq * values ** 2
+    return lam, limit, m, scv, (w, probs), (float(probs @ w), float(probs @ w ** 2))
+
+
 def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, output_tokens,
                         rate_per_s) -> ServingApproximation:
     """Mean TTFT, TPOT and e2e (ms) at Poisson ``rate_per_s`` (broadcasts) without
@@ -263,13 +276,8 @@ def approximate_serving(cost: StepCost, scheduler: Scheduler, *, input_tokens, o
     prompts that arrive during a step are computed in the next: s' = A + W(s)).  An
     approximation: its error against the simulator is tabled in
     docs/models/llm_serving.md; ``stable`` is False (inf latencies) at or past capacity."""
-    lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
-    limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
-    m = workload_moments(input_tokens, output_tokens)
-    scv = _output_scv(output_tokens)
-    values, probs = _law_or_values(input_tokens, "input_tokens")
-    w = cost.prefill_ms_per_token * values + cost.prefill_ms_per_token_sq * values ** 2
-    work = (float(probs @ w), float(probs @ w ** 2))
+    lam, limit, m, scv, (w, probs), work = _chain_inputs(cost, scheduler, input_tokens,
+                                                         output_tokens, rate_per_s)
     out = np.full((4,) + lam.shape, np.inf)
     stable = np.array(lam < limit.rate_per_s * (1 - 1e-9))
     for idx in np.ndindex(lam.shape):
@@ -365,13 +373,8 @@ def approximate_percentiles(cost: StepCost, scheduler: Scheduler, *, input_token
     from ..core.domains import PERCENTILE
     pct = float(PERCENTILE.check(percentile, "percentile"))
     q = pct / 100.0
-    lam = np.asarray(RATE_PER_S.check(rate_per_s, "rate_per_s"), dtype=float)
-    limit = capacity_limit(cost, scheduler, input_tokens, output_tokens)
-    m = workload_moments(input_tokens, output_tokens)
-    scv = _output_scv(output_tokens)
-    values, probs = _law_or_values(input_tokens, "input_tokens")
-    w = cost.prefill_ms_per_token * values + cost.prefill_ms_per_token_sq * values ** 2
-    work = (float(probs @ w), float(probs @ w ** 2))
+    lam, limit, m, scv, (w, probs), work = _chain_inputs(cost, scheduler, input_tokens,
+                                                         output_tokens, rate_per_s)
     output_law = _law_or_values(output_tokens, "output_tokens")
     out = np.full((3,) + lam.shape, np.inf)
     stable = np.array(lam < limit.rate_per_s * (1 - 1e-9))

@@ -41,12 +41,7 @@ class Hardware:
     source: str = ""
 
     def __post_init__(self):
-        _name_check(self.name)
-        where = f"hardware {self.name!r}:"
-        object.__setattr__(self, "price_usd_per_hour", number_in(
-            self.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
-        for key in ("busy_power_w", "idle_power_w"):
-            object.__setattr__(self, key, number_in(getattr(self, key), f"{where} {key}", low=0.0))
+        where = _priced(self)
         if isinstance(self.k_s, (str, bytes)) or not hasattr(self.k_s, "__iter__"):
             raise ValueError(f"{where} k_s must be 4 numbers (k1, k2, k3, k4), got {self.k_s!r}")
         if len(tuple(self.k_s)):
@@ -101,12 +96,7 @@ class ServingHardware:
     source: str = ""
 
     def __post_init__(self):
-        _name_check(self.name)
-        where = f"hardware {self.name!r}:"
-        object.__setattr__(self, "price_usd_per_hour", number_in(
-            self.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
-        for key in ("busy_power_w", "idle_power_w"):
-            object.__setattr__(self, key, number_in(getattr(self, key), f"{where} {key}", low=0.0))
+        where = _priced(self)
         if not isinstance(self.step_cost, StepCost):
             raise ValueError(f"{where} step_cost must be an engine.llm_serving.StepCost, got "
                              f"{type(self.step_cost).__name__}")
@@ -130,10 +120,18 @@ class ServingHardware:
         return "serving"
 
 
-def _name_check(name) -> None:
-    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+def _priced(hw) -> str:
+    """Check a candidate's name, price and power (in place); the prefix naming it in
+    later messages."""
+    if not isinstance(hw.name, str) or not hw.name.strip() or not hw.name.isprintable():
         raise ValueError(f"hardware name must be a non-empty line of printable text, "
-                         f"got {name!r}")
+                         f"got {hw.name!r}")
+    where = f"hardware {hw.name!r}:"
+    object.__setattr__(hw, "price_usd_per_hour", number_in(
+        hw.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
+    for key in ("busy_power_w", "idle_power_w"):
+        object.__setattr__(hw, key, number_in(getattr(hw, key), f"{where} {key}", low=0.0))
+    return where
 
 
 # ---------------------------------------------------------------- presets
