@@ -143,7 +143,8 @@ def grid_words(spec) -> str:
         return f"{n:,} {words[0] if n == 1 else words[1]}"
     n_hw = len(spec.hardware)
     parts = [count(n_hw, ("candidate", "candidates")) if getattr(
-        spec.family, "hardware_axes", 1) == 1 else f"{n_hw}² prefill × decode candidates"]
+        spec.family, "hardware_axes", 1) == 1 else f"{n_hw} × {n_hw} prefill and decode "
+                                                   "candidates"]
     for knob in spec.family.knobs:
         parts.append(count(len(getattr(spec, knob.name)),
                            COUNT_WORDS.get(knob.name, (knob.name, knob.name))))

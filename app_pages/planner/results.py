@@ -67,6 +67,9 @@ def fewer_texts(plan) -> list[str]:
                 for (_, name, (est, _)), (_, _, t) in zip(rows, spec.sla) if not row[est] <= t]
         verdict = ("meets the SLA" if row.get("confirmed") is True
                    else "misses" + (f" ({', '.join(over)})" if over else ""))
+        if not any(math.isfinite(row[est]) for _, _, (est, _) in rows):
+            out.append(f"With {fam.fleet_text(row)}: more load than it can carry — misses.")
+            continue
         out.append(f"With {fam.fleet_text(row)}: "
                    + ", ".join(f"{n} {v}" for n, v in values) + f" — {verdict}.")
     return out
@@ -82,7 +85,7 @@ def best_text(plan) -> dict:
     means = [f"{word} {format_number(b[c] * f, 3)} {u}" for c, word in tables.MEANS.items()
              if c in b and math.isfinite(b[c])]
     return {"configuration": f"{fam.fleet_text(b)} ({fam.settings_text(spec, b)})",
-            "servers": tables.servers_text(spec, b),
+            "servers": tables.servers_text(spec, b, short=True),
             "servers_label": ("Replicas" if "replicas" in {k.name for k in fam.knobs}
                               else "Servers"),
             "cost": f"{money_text(b['cost_usd_per_hour'])}/h",
@@ -110,8 +113,9 @@ def show_best(plan) -> None:
         col.metric(label, head, help=(f"± {ci} (95 % interval of {CONFIRM_RUNS} independent "
                                       f"simulations); {t['mean']}." if ci else t["mean"]))
     k = 2 + len(t["confirmed"])
+    batch = t["servers_label"] == "Replicas" and "tokens" not in uses(spec.family)
     servers = (f"{int(plan.best['replicas'])} × {str(plan.best['hardware']).split(' · ')[0]}"
-               if t["servers_label"] == "Replicas" else t["servers"])
+               if batch else t["servers"])
     cols[k].metric(t["servers_label"], servers, help=t["configuration"])
     cols[k + 1].metric("Energy per request", t["energy"],
                        help=f"Each server busy {t['utilisation']} of the time.")

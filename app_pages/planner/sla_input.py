@@ -19,7 +19,7 @@ from ui import share
 
 from .fields import SLA, check_sla
 
-LABELS = {"metric": "metric", "percentile": "percentile (%)", "target_ms": "target (ms)"}
+LABELS = {"metric": "metric", "percentile": "p (%)", "target_ms": "target (ms)"}
 EDITOR = "plan_sla_table"
 _BASE, _SEEN = "_plan_sla_base", "_plan_sla_seen"
 
@@ -83,12 +83,14 @@ def table_input(fam) -> None:
         ss[_BASE], num_rows="dynamic", key=EDITOR, hide_index=True, width="stretch",
         column_config={
             "metric": st.column_config.SelectboxColumn(
-                LABELS["metric"], options=options, required=True, help=words + "."),
+                LABELS["metric"], options=options, required=True, help=words + ".",
+                width=62),
             "percentile": st.column_config.NumberColumn(
                 LABELS["percentile"], min_value=SLA.low, max_value=SLA.high, format="%g",
-                help="This share of requests must be within the target (95: the p95)."),
+                width=48, help="The percentile: this share of requests must be within "
+                                    "the target (95: the p95)."),
             "target_ms": st.column_config.NumberColumn(
-                LABELS["target_ms"], min_value=0.0, format="%g",
+                LABELS["target_ms"], min_value=0.0, format="%g", width=78,
                 help="The most the percentile may be, in ms.")})
     try:
         rows = from_frame(edited, fam.metrics)

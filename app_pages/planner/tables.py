@@ -162,16 +162,17 @@ def why(spec, reason: str) -> str:
     return WHY.get(reason, reason)
 
 
-def servers_text(spec, row) -> str:
+def servers_text(spec, row, short: bool = False) -> str:
     """A configuration's servers in a few words: "7 replicas", "1 prefill + 2 decode
-    instances"."""
+    instances" (``short``: "1 P + 2 D")."""
     fam = spec.family
     counts = [(k, int(row[k])) for k in fam.scale_knobs] or [("replicas", int(row["replicas"]))]
     if len(counts) == 1:
         k, n = counts[0]
         return f"{n} {k.replace('_', ' ') if n != 1 else k.rstrip('s').replace('_', ' ')}"
-    words = " + ".join(f"{n} {k.split('_')[0]}" for k, n in counts)
-    return f"{words} instances"
+    if short:
+        return " + ".join(f"{n} {k[0].upper()}" for k, n in counts)
+    return " + ".join(f"{n} {k.split('_')[0]}" for k, n in counts) + " instances"
 
 
 def per_hardware_table(plan) -> pd.DataFrame:

@@ -92,7 +92,7 @@ def test_sla_rows_are_edited_in_a_table_and_a_bad_row_is_named():
     at = open_page({**LINKS["llm_serving"], "plan_sla": BAD_SLA})
     before = link(at)["plan_sla"]
     cases = [({1: {"percentile": 101.0}}, [],
-              "row 2, column 'percentile (%)': must be within 50–99.99, got 101"),
+              "row 2, column 'p (%)': must be within 50–99.99, got 101"),
              ({}, [{"metric": "TTFT", "percentile": 90.0, "target_ms": 5.0}],
               "row 3: p90 TTFT appears twice"),
              ({0: {"target_ms": -1.0}}, [], "row 1, column 'target (ms)': must be above 0")]
