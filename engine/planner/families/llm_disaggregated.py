@@ -107,7 +107,8 @@ class LlmServingDisaggregated(ServingFamily):
     def fleet_text(self, row) -> str:
         p, d = int(row["prefill_instances"]), int(row["decode_instances"])
         return (f"{p} prefill instance{'s' if p != 1 else ''} of {row['prefill_hardware']} "
-                f"and {d} decode instance{'s' if d != 1 else ''} of {row['decode_hardware']}")
+                f"and {d} decode instance{'s' if d != 1 else ''} of {row['decode_hardware']} "
+                f"(disaggregated)")
 
     def price(self, spec, *, arrivals=None, workload=None, prefill_hardware, decode_hardware,
               max_num_seqs, max_num_batched_tokens, prefill_instances,

@@ -340,7 +340,7 @@ class LlmServingColocated(ServingFamily):
 
     def fleet_text(self, row) -> str:
         n = int(row["replicas"])
-        return f"{n} replica{'s' if n != 1 else ''} of {row['hardware']}"
+        return f"{n} colocated replica{'s' if n != 1 else ''} of {row['hardware']}"
 
     def price(self, spec, *, arrivals=None, workload=None, hardware, max_num_seqs,
               max_num_batched_tokens, replicas) -> dict:
