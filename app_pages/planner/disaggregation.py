@@ -24,7 +24,7 @@ CHEAPER = {"colocated": "colocated", "disaggregated": "disaggregated",
            "same cost": "the same cost", "neither": "neither meets the SLA"}
 
 
-def table(frame: pd.DataFrame) -> pd.DataFrame:
+def table(frame: pd.DataFrame, rate_unit: str = "requests/s") -> pd.DataFrame:
     """The comparison in words, one row per rate (the saving: what the cheaper fleet
     saves on the other, where the engine gives it)."""
     def cost(v) -> str:
@@ -33,7 +33,7 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
 
     def fleet(v) -> str:
         return str(v) if isinstance(v, str) and v else "—"
-    out = {"rate (requests/s)": [f"{r:,.4g}" for r in frame["rate_per_s"]],
+    out = {f"rate ({rate_unit})": [f"{r:,.4g}" for r in frame["rate_per_s"]],
            "colocated ($/h)": [cost(v) for v in frame["colocated_cost_usd_per_hour"]],
            "colocated fleet": [fleet(v) for v in frame["colocated_fleet"]],
            "disaggregated ($/h)": [cost(v) for v in frame["disaggregated_cost_usd_per_hour"]],
@@ -75,4 +75,4 @@ def show(spec, arrivals, workload) -> None:
     screened = ("confirmed" in frame and not frame["confirmed"].astype(bool).all())
     st.caption(CAPTION + (" Some answers are screened only, not confirmed (confirm = 0)."
                           if screened else ""))
-    st.dataframe(table(frame), hide_index=True, width="stretch")
+    st.dataframe(table(frame, spec.family.load_unit), hide_index=True, width="stretch")
