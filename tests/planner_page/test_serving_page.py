@@ -59,6 +59,10 @@ def test_each_serving_family_answers_and_its_plan_round_trips(workload):
     if expected.fewer is not None and len(expected.fewer):
         assert fewer and "misses" in fewer[0]
     assert "nan" not in shown_text(at).lower().replace("nanos", "")
+    csv_text = at.session_state["_download_plan_ranked_csv"].decode("utf-8")
+    header = next(ln for ln in csv_text.splitlines() if not ln.startswith("#")).split(",")
+    assert {"ttft_p90_ms", "confirmed_tpot_p90_ms_ci95", "binding"} <= set(header)
+    assert "p90 TTFT, confirmed by simulation" in at.session_state["_download_report"]
     params = link(at)
     assert params["plan_sla"] == "ttft:90:1000;tpot:90:100"
     text = at.session_state["_download_plan_toml"]
