@@ -310,6 +310,8 @@ def test_family_declarations(name, data):
     assert base.sla_column(m, q) == f"{m}_p{q:g}_ms"
     assert base.METRICS[m][1] in base.sla_text(default.sla)
     assert base.ratio_text(t * 1.5, t) == "50 % over" and base.ratio_text(math.inf, 1) == "unstable"
+    assert all(fam.reason_text(r) for r in ("", "unstable", "kv", *fam.metrics))
+    assert ("servers" in fam.reason_text("unstable")) == (name == "llm_disaggregated")
     for fn in (base.sla_column, base.sla_text, base.ratio_text):
         tally(fn)
     raises_naming("workload", family, data.draw(st.sampled_from(["", "GPU", 3, None])))

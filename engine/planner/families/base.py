@@ -32,6 +32,15 @@ METRICS = {
 }
 
 
+#: why a configuration fails its SLA, in words (the ``reason`` column)
+REASONS = {"": "meets the SLA", "unstable": "unstable: more load than the replicas can carry",
+           "latency": "latency above the target", "energy": "energy per request above the cap",
+           "truncation": "the token limit cuts too many replies",
+           "kv": "the KV cache cannot hold the longest request",
+           "ttft": "TTFT above the target", "tpot": "TPOT above the target",
+           "e2e": "end-to-end latency above the target"}
+
+
 @dataclass(frozen=True)
 class Knob:
     """One setting a family searches: the ``PlanSpec`` field ``name`` holding its values,
@@ -73,6 +82,8 @@ class Family:
     default_metric: str = ""
     #: how ``price`` finds its numbers, in words
     pricing: str = ""
+    #: independent runs each confirmation averages
+    confirm_runs: int = 4
     #: settings whose increase never makes a configuration slower (more servers):
     #: a configuration that misses on confirmation rules out those with fewer
     scale_knobs: tuple = ("replicas",)
@@ -129,6 +140,12 @@ class Family:
     def settings_text(self, spec, row) -> str:
         """A configuration's settings in plain words."""
         raise NotImplementedError
+
+    def reason_text(self, reason: str) -> str:
+        """A ``reason`` in words ("unstable" names this family's servers)."""
+        if reason == "unstable" and self.scale_knobs and self.scale_knobs != ("replicas",):
+            return "unstable: more load than the servers can carry"
+        return REASONS.get(reason, reason)
 
     def confirm_columns(self, spec) -> dict:
         """{SLA column: (confirmed estimate column, its 95 % CI half-width column)}."""
@@ -206,4 +223,4 @@ def ratio_text(value: float, target: float) -> str:
     return f"{(r - 1) * 100:.0f} % over" if r < 2 else f"{r:.3g}× the target"
 
 
-__all__ = ["Family", "Knob", "METRICS", "ratio_text", "sla_column", "sla_text"]
+__all__ = ["Family", "Knob", "METRICS", "REASONS", "ratio_text", "sla_column", "sla_text"]

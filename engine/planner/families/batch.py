@@ -23,7 +23,7 @@ from ...core.token_laws import clipped_tokens
 from ...presets import token_law_presets
 from ..checks import MAX_REPLICAS, number_in, whole_in
 from ..words import duration_text
-from .base import Family, Knob
+from .base import REASONS, Family, Knob  # noqa: F401 (REASONS: engine.planner.price's)
 
 CONFIRM_RUNS = 4
 CONFIRM_JOBS = 100_000
@@ -32,9 +32,6 @@ TAIL_JOBS = 200                   # ... and enough for this many beyond the perc
 MAX_SCREEN_JOBS = 200_000
 NEAR_CAPACITY = 1e-9              # a load within this share of capacity counts as unstable:
                                   # no chain or run resolves it (latency beyond any target)
-REASONS = {"": "meets the SLA", "unstable": "unstable: more load than the replicas can carry",
-           "latency": "latency above the target", "energy": "energy per request above the cap",
-           "truncation": "the token limit cuts too many replies"}
 
 
 @dataclass(frozen=True)
