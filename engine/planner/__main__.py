@@ -33,20 +33,41 @@ def shown_columns(spec) -> list[str]:
          *fam.sla_columns(spec), "confirmed", *est]
 
 
-def progress_bar(stream=None, width: int = 40):
+def progress_bar(stream=None, width: int = 40, tty=None):
     """A ``progress(done, total)`` callback drawing a text bar on ``stream`` (default: the
-    standard error stream of the moment)."""
+    standard error stream of the moment).  On a terminal (``tty`` None: the stream says)
+    the bar redraws in place; written to a file or a pipe, one plain line per tenth of
+    the work and the last, so a log holds lines, not carriage returns."""
     stream = sys.stderr if stream is None else stream
+    if tty is None:
+        tty = bool(getattr(stream, "isatty", lambda: False)())
     start = time.perf_counter()
+    shown = [-1]
 
     def draw(done: int, total: int) -> None:
         filled = int(width * done / max(total, 1))
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
-                     f"configurations, {time.perf_counter() - start:.1f} s")
-        if done >= total:
-            stream.write("\n")
+        text = (f"[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
+                f"configurations, {time.perf_counter() - start:.1f} s")
+        if tty:
+            stream.write("\r" + text + ("\n" if done >= total else ""))
+        else:
+            tenth = 10 * done // max(total, 1)
+            if tenth == shown[0] and done < total:
+                return
+            shown[0] = tenth
+            stream.write(text + "\n")
         stream.flush()
     return draw
+
+
+def _plain(x: float) -> str:
+    """A table cell: whole numbers from 1,000 (thousands separated), else 4 significant
+    digits; "unstable" for an infinite latency, "—" for none."""
+    if x != x:
+        return "—"
+    if x in (float("inf"), float("-inf")):
+        return "unstable"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def main(argv=None) -> int:
@@ -88,7 +109,7 @@ def main(argv=None) -> int:
     cols = [c for c in shown_columns(spec) if c in plan.ranked.columns]
     if len(plan.ranked):
         print("\nCheapest configurations meeting the SLA (latencies in ms, cost in $/h):")
-        print(plan.ranked[cols].head(10).to_string(index=False))
+        print(plan.ranked[cols].head(10).to_string(index=False, float_format=_plain))
     if plan.fewer is not None and len(plan.fewer):
         for _, row in plan.fewer.iterrows():
             print(f"With {spec.family.fleet_text(row)}: misses the SLA in simulation.")

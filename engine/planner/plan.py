@@ -50,11 +50,12 @@ class CapacityPlan:
     ``ranked``: those meeting the SLA, cheapest first (ties: lower percentile), with
     ``confirmed`` (True / False / NaN: not simulated again), ``confirmed_percentile_ms``
     and ``confirmed_ci_ms`` for those confirmed or refuted; ``pareto_latency``,
-    ``pareto_energy``: the stable configurations no other beats on both cost and the
-    screened percentile (energy per request); ``rejected``: one row per candidate that
+    ``pareto_energy``: of the configurations passing every other test of the plan
+    (``front_rows``), those no other beats on both cost and the screened percentile
+    (energy per request); ``rejected``: one row per candidate that
     never meets the SLA, with ``reason`` and ``detail``; ``per_hardware``: each
-    candidate's cheapest configuration meeting the SLA in the screening run (its ranked
-    row) or, for a rejected one, a row with ``reason`` and ``detail`` (which hardware is
+    candidate's cheapest configuration meeting the SLA in the screening run and not
+    refuted by the longer runs (its ranked row) or, for a rejected one, a row with ``reason`` and ``detail`` (which hardware is
     worth it, and by how much); ``best``: the cheapest confirmed
     row as a dict (None if none; with ``spec.confirm == 0`` the cheapest screened row,
     its ``confirmed`` NaN); ``answer``: the plan in one sentence, saying which;
@@ -198,6 +199,23 @@ def _same_but_scale(fam, ranked, row) -> np.ndarray:
     return same
 
 
+def front_rows(spec: PlanSpec, table: pd.DataFrame, column: str) -> np.ndarray:
+    """Which rows of the priced ``table`` a cost front against ``column`` runs through:
+    the stable configurations that pass every other test of the plan (the other SLA
+    rows, the energy cap, the share of replies cut), so a front never passes through a
+    configuration the plan rejects for something the chart does not show."""
+    fam = spec.family
+    ok = np.array(table["stable"], dtype=bool)
+    for c, (_, _, target) in zip(fam.sla_columns(spec), spec.sla):
+        if c != column:
+            ok &= (table[c] <= target).to_numpy()
+    if column != "energy_j_per_request":
+        ok &= (table["energy_j_per_request"] <= spec.energy_cap_j).to_numpy()
+    if "truncated_fraction" in table:
+        ok &= (table["truncated_fraction"] <= spec.truncation_cap).to_numpy()
+    return ok
+
+
 def _fewest(spec: PlanSpec, best: dict, table: pd.DataFrame, ranked: pd.DataFrame,
             arrivals):
     """The confirmed ``best`` with one server fewer of each kind, simulated the same way;
@@ -292,11 +310,11 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, workload=None, executor=None
     fewer = None
     if best is not None and best["confirmed"] is True and hasattr(fam, "neighbours"):
         best, fewer = _fewest(spec, best, table, ranked, arrivals)
-    stable = table[table["stable"].astype(bool)]
     fronts = {}
     for col in [*fam.sla_columns(spec), "energy_j_per_request"]:
-        idx = pareto_front(stable["cost_usd_per_hour"], stable[col]) if len(stable) else []
-        fronts[col] = stable.iloc[idx].reset_index(drop=True)
+        shown = table[front_rows(spec, table, col)] if len(table) else table
+        idx = pareto_front(shown["cost_usd_per_hour"], shown[col]) if len(shown) else []
+        fronts[col] = shown.iloc[idx].reset_index(drop=True)
     rejected = []
     for hw in fam.candidates(spec):
         rows = table[fam.uses(table, hw)] if len(table) else table
@@ -305,11 +323,25 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, workload=None, executor=None
         reason, detail = fam.rejection(spec, rows)
         rejected.append(dict(hardware=hw, reason=reason, detail=detail))
     rejected = pd.DataFrame(rejected, columns=["hardware", "reason", "detail"])
-    firsts = ranked.drop_duplicates(fam.candidate_columns(), keep="first")
+    # each candidate at its cheapest: a configuration the longer runs refuted is not it
+    firsts = ranked[~ranked["confirmed"].eq(False)].drop_duplicates(
+        fam.candidate_columns(), keep="first")
     if fam.candidate_columns() != ["hardware"]:
         firsts = firsts.assign(hardware=[fam.candidate_of(r) for _, r in firsts.iterrows()]) \
             if len(firsts) else firsts.assign(hardware=pd.Series([], dtype=object))
-    per_hardware = pd.concat([firsts, rejected], ignore_index=True) if len(rejected) else firsts
+    refuted = []                      # candidates whose every passing row the runs refuted
+    for name in fam.candidates(spec):
+        mine = ranked[fam.uses(ranked, name)] if len(ranked) else ranked
+        if len(mine) and mine["confirmed"].eq(False).all():
+            near = mine.loc[mine[fam.confirm_columns(spec)[fam.sla_columns(spec)[0]][0]]
+                            .idxmin()]
+            refuted.append(dict(hardware=name, reason="confirmation", detail=(
+                f"the {len(mine)} configurations the screening passed missed the target in "
+                f"the longer runs (closest: {_measured_text(spec, near, True, ci=False)} "
+                f"with {fam.closest_text(near)})")))
+    extra = pd.concat([rejected, pd.DataFrame(refuted, columns=rejected.columns)],
+                      ignore_index=True) if refuted else rejected
+    per_hardware = pd.concat([firsts, extra], ignore_index=True) if len(extra) else firsts
     order = {name: i for i, name in enumerate(fam.candidates(spec))}
     per_hardware = per_hardware.sort_values(
         ["cost_usd_per_hour", "hardware"], key=lambda c: c.map(order) if c.name == "hardware"
@@ -353,5 +385,5 @@ def ranked_csv(plan: CapacityPlan) -> str:
     return buf.getvalue()
 
 
-__all__ = ["CapacityPlan", "capacity_plan", "duration_text", "money_text", "pareto_front",
+__all__ = ["CapacityPlan", "capacity_plan", "front_rows", "duration_text", "money_text", "pareto_front",
            "plan_grid", "ranked_csv", "settings_text", "spreadsheet_safe", "REASONS"]

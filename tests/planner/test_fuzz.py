@@ -629,7 +629,7 @@ def test_command_line(tmp_path_factory, capsys, spec, total, width):
     assert planner_cli.main([str(folder / "missing.toml")]) == 2
     assert "missing.toml" in capsys.readouterr().err
     stream = io.StringIO()
-    draw = planner_cli.progress_bar(stream, width)
+    draw = planner_cli.progress_bar(stream, width, tty=True)
     tally(planner_cli.progress_bar)
     for done in sorted({0, total // 3, total}):
         draw(done, total)
@@ -637,6 +637,13 @@ def test_command_line(tmp_path_factory, capsys, spec, total, width):
     assert len(lines) == len({0, total // 3, total}) and lines[-1].endswith("\n")
     assert all(ln.startswith("[") and ln[width + 1] == "]" for ln in lines)
     assert lines[-1].startswith("[" + "#" * width + "]") and f"{total:,}/{total:,}" in lines[-1]
+    log = io.StringIO()                         # a file or a pipe: plain lines, no returns
+    draw = planner_cli.progress_bar(log, width)
+    for done in range(total + 1):
+        draw(done, total)
+    text = log.getvalue()
+    assert "\r" not in text and text.endswith("\n")
+    assert 1 <= text.count("\n") <= 12 and f"{total:,}/{total:,}" in text.splitlines()[-1]
 
 
 # ============================================================ edge cases found by fuzzing

@@ -255,6 +255,9 @@ def test_answers_at_the_edges(monkeypatch):
     assert (missed.ranked.confirmed.iloc[:6] == False).all()  # noqa: E712 (3 x confirm tried)
     assert missed.ranked.confirmed.iloc[6:].isna().all()
     assert "none of the 6 cheapest" in missed.answer
+    # each candidate at its cheapest is never a configuration the longer runs refuted
+    assert not missed.per_hardware["confirmed"].eq(False).any()
+    assert len(missed.per_hardware) == len(spec.hardware)
 
 
 def test_spreadsheet_safe_csv():

@@ -38,7 +38,8 @@ REASONS = {"": "meets the SLA", "unstable": "unstable: more load than the replic
            "truncation": "the token limit cuts too many replies",
            "kv": "the KV cache cannot hold the longest request",
            "ttft": "TTFT above the target", "tpot": "TPOT above the target",
-           "e2e": "end-to-end latency above the target"}
+           "e2e": "end-to-end latency above the target",
+           "confirmation": "missed the target in the longer confirmation runs"}
 
 
 @dataclass(frozen=True)
