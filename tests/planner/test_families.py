@@ -431,6 +431,25 @@ def test_disaggregation_pays(rates, workload):
     raises_naming("spec", compare.disaggregation_pays, default_spec("gpu"), rates)
 
 
+@fuzz(100)
+@given(st.lists(st.tuples(st.booleans(), st.floats(1.0, 1e5), st.floats(0.0, 10.0),
+                          st.floats(0.0, 1.0)), min_size=0, max_size=30),
+       st.floats(1.0, 1e5), st.floats(0.1, 10.0), st.floats(0.0, 1.0))
+def test_front_rows(rows, target, energy_cap, cut_cap):
+    """front_rows: a latency front keeps the stable rows within the energy cap and the
+    share of replies cut; the energy front those within the latency target and the cut."""
+    spec = default_spec("llm").with_(target_ms=target, energy_cap_j=energy_cap,
+                                     truncation_cap=cut_cap)
+    t = pd.DataFrame(rows, columns=["stable", "latency_percentile_ms", "energy_j_per_request",
+                                    "truncated_fraction"])
+    lat = planner_plan.front_rows(spec, t, "latency_percentile_ms")
+    energy = planner_plan.front_rows(spec, t, "energy_j_per_request")
+    tally(planner_plan.front_rows)
+    for i, (stable, p, e, cut) in enumerate(rows):
+        assert lat[i] == (stable and e <= energy_cap and cut <= cut_cap)
+        assert energy[i] == (stable and p <= target and cut <= cut_cap)
+
+
 FUZZED = {
     planner_hardware: {"Hardware": test_serving_hardware_and_checks,
                        "ServingHardware": test_serving_hardware_and_checks,
