@@ -95,11 +95,17 @@ class Field:
 
 
 def restore(fields: list[Field]) -> None:
-    """First run of a session: take inputs from the URL (or defaults) into session state."""
+    """First run of a session: take inputs from the URL (or defaults) into session state.
+
+    Every later run: keep each input's value in session state even where its widget is
+    not drawn this run (Streamlit forgets a keyed widget's value at the end of a run that
+    did not draw it), so a hidden input keeps what the user typed, the share link keeps
+    it, and a fragment rerun that reads it finds it."""
     warnings = st.session_state.setdefault(_WARNINGS, [])
     st.session_state[_DEFAULTS] = {field.key: field.default for field in fields}
     for field in fields:
         if field.key in st.session_state:
+            st.session_state[field.key] = st.session_state[field.key]
             continue
         raw = st.query_params.get(field.key)
         for alias in field.aliases:           # a link made before the key was renamed

@@ -111,6 +111,22 @@ def test_share_link_round_trip():
     assert again.session_state["view"] == "Pipeline"
 
 
+def test_the_load_not_drawn_keeps_its_value_when_the_load_is_given_as_a_rate():
+    """Issue 24: "Load given as: jobs/s", a rate typed, Enter raised KeyError "frac" (the
+    what-if fragment reran alone and read the fraction, whose slider the last full run had
+    not drawn, so Streamlit had forgotten it).  AppTest reruns the whole page; the state
+    the fragment reads is checked instead."""
+    at = open_page()
+    at.slider(key="frac").set_value(0.6).run()
+    at.radio(key="load_mode").set_value("rate").run()
+    assert at.session_state["frac"] == 0.6, "the fragment's next rerun reads it"
+    at.number_input(key="rate_per_s").set_value(5000.0).run()
+    assert not at.exception and metric(at, "Max sustainable rate")
+    assert at.session_state["frac"] == 0.6 and at.query_params["frac"] == "0.6"
+    at.radio(key="load_mode").set_value("frac").run()
+    assert at.slider(key="frac").value == 0.6 and at.session_state["rate_per_s"] == 5000.0
+
+
 def test_malformed_link_parameters_fall_back_with_warnings():
     bad = {"frac": "banana", "K": "2.5", "units": "9999", "blocking": "sideways",
            "gpu": "<script>", "cpu_speedup": "nan"}
