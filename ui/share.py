@@ -179,14 +179,15 @@ def _keep_in_range(field: Field, label: str, kw: dict) -> str:
     if kept == value:
         return ""
     span = f"{_number(low, '−∞')}–{_number(high, '∞')}"
-    new = "the new range" if drawn is not None else "the range"
+    new = "the new range" if drawn not in (None, ranges[field.key]) else "the range"
     return f"{label} was {_number(value)}, outside {new} {span}: set to {_number(kept)}."
 
 
 def _number(value, unbounded: str = "") -> str:
     if value is None:
         return unbounded
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    from ui.export import format_number
+    return format_number(value, 6)
 
 
 def _draw(widget, field: Field, label: str, kw: dict):
@@ -196,6 +197,16 @@ def _draw(widget, field: Field, label: str, kw: dict):
     if moved:
         st.caption(inert(moved))
     return value
+
+
+def range_text(low, high) -> str:
+    """The values between ``low`` and ``high`` (None: unbounded) in words
+    ("from 0.01 to 1,000,000"), or "" when both are None."""
+    if low is not None and high is not None:
+        return f"from {_number(low)} to {_number(high)}"
+    if low is not None:
+        return f"at least {_number(low)}"
+    return "" if high is None else f"at most {_number(high)}"
 
 
 def slider(field: Field, label: str, **kw):
@@ -208,5 +219,21 @@ def slider(field: Field, label: str, **kw):
 
 def number_input(field: Field, label: str, **kw):
     """``st.number_input`` for ``field``: its key, and its bounds (typed once, in the Field);
-    like ``slider``, its value survives a change of range."""
-    return _draw(st.number_input, field, label, kw)
+    like ``slider``, its value survives a change of range.
+
+    The bounds are checked here, not in the browser: a browser given min and max keeps
+    showing a typed value outside them and never sends it, so the answer stays at the old
+    value under a number that says otherwise.  Here the typed value arrives, is clamped
+    into the range, and a caption under the input names it, the range and the value used.
+    The range is also in the input's help."""
+    kw = _bounds(field, kw)
+    low, high = kw.pop("min_value", None), kw.pop("max_value", None)
+    span = range_text(low, high)
+    if span:
+        kw["help"] = (kw.get("help", "").rstrip() + f" Accepted values: {span}.").lstrip()
+    st.session_state.setdefault(field.key, field.default)
+    moved = _keep_in_range(field, label, {**kw, "min_value": low, "max_value": high})
+    value = st.number_input(label, key=field.key, **kw)
+    if moved:
+        st.caption(inert(moved))
+    return value

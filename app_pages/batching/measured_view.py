@@ -8,7 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.batching import measured, views
+from engine.core import domains
 from app_pages.batching.uploads import profile_files, text_digest
+from ui import share
 from ui.export import show_chart
 from ui.memo import with_spinner
 from ui.panel import results_table
@@ -22,6 +24,8 @@ PAIR = "mvm_pair"
 OFFLINE_UP, ONLINE_UP, MA_UP = "mvm_offline_upload", "mvm_online_upload", "mvm_ma_upload"
 OFFLINE_PICK, ONLINE_PICK, MA_PICK = "mvm_offline_table", "mvm_online_table", "mvm_ma_config"
 OVERRIDE, INSTANCES, B_MAX = "mvm_override", "mvm_instances", "mvm_b_max"
+_INSTANCES = share.Field(INSTANCES, 1, int, 1, 64, domain=domains.INSTANCES)
+_B_MAX = share.Field(B_MAX, 128, int, 1, 4096, domain=domains.B_MAX)
 _MATCHED = "_mvm_offline_matched_for"      # the online table the offline pick follows
 _REPORT = "_mvm_report"                    # what the report shows of this view
 INTRO = ("Does the model match a real server? perf_analyzer measures a Triton server two "
@@ -162,8 +166,10 @@ def _server(sweep) -> tuple:
     st.session_state.setdefault(INSTANCES, instances or 1)
     st.session_state.setdefault(B_MAX, b_max or 128)
     left, right = st.columns(2)
-    n = left.number_input("Model instances", min_value=1, max_value=64, step=1, key=INSTANCES)
-    b = right.number_input("b_max (requests)", min_value=1, max_value=4096, step=1, key=B_MAX)
+    with left:
+        n = share.number_input(_INSTANCES, "Model instances", step=1)
+    with right:
+        b = share.number_input(_B_MAX, "b_max (requests)", step=1)
     return int(n), int(b)
 
 

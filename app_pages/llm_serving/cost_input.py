@@ -32,6 +32,9 @@ HELP = {"distserve": "profiler-*.json of LLMServe/DistServe: the step-time coeff
         "csv": "Columns prompt_tokens (P), prompt_tokens_sq (Q, optional), decoding (D), "
                "context_tokens (K) and step_ms, one measured step a row."}
 SOURCE_KEY = "cost_source"
+# Tensor-parallel GPUs of the profiled run, by file kind (DistServe 1, Splitwise 4 by default).
+_TP = {key: share.Field(key, default, int, 1, 64) for key, default in
+       (("cost_tp_ds", 1), ("cost_tp_sw", 4))}
 
 
 @memo(16)
@@ -87,15 +90,13 @@ def draw(budget_tokens: int) -> None:
     if kind == "distserve":
         args = {"model": st.text_input("Model (as in the file)", "facebook/opt-13b",
                                        key="cost_model_ds"),
-                "tensor_parallel": st.number_input("Tensor-parallel GPUs", 1, 64, 1,
-                                                   key="cost_tp_ds")}
+                "tensor_parallel": share.number_input(_TP["cost_tp_ds"], "Tensor-parallel GPUs")}
     elif kind == "splitwise":
         args = {"model": st.text_input("Model (as in the file)", "llama2-70b",
                                        key="cost_model_sw"),
                 "hardware": st.text_input("Hardware (as in the file)", "h100-80gb",
                                           key="cost_hw_sw"),
-                "tensor_parallel": st.number_input("Tensor-parallel GPUs", 1, 64, 4,
-                                                   key="cost_tp_sw")}
+                "tensor_parallel": share.number_input(_TP["cost_tp_sw"], "Tensor-parallel GPUs")}
     elif many:
         args = {"max_num_batched_tokens": int(budget_tokens)}
     files = [f for f in (got if many else [got]) if f is not None] if got else []

@@ -46,7 +46,8 @@ def test_an_old_url_key_opens_the_same_value(query, expected):
     at.run()
     assert not at.exception
     assert (at.number_input(key="log_mean").value, at.slider(key="log_sd").value) == expected
-    assert at.number_input(key="log_mean").min == 2.0 and at.slider(key="log_sd").max == 2.0
+    assert "from 2 to 10" in at.number_input(key="log_mean").help      # bounds checked here
+    assert at.slider(key="log_sd").max == 2.0
     assert "ln_mu" not in at.query_params          # the link is rewritten with the new keys
 
 
@@ -113,6 +114,38 @@ def test_a_link_value_outside_a_page_made_range_is_clamped_and_said_so():
     at.run()
     assert not at.exception and at.slider(key="n").value == 12
     assert _moved(at) == ["Replicas n was 30, outside the range 1–12: set to 12."]
+
+
+# A number typed outside its input's range (issue 24): a browser given min and max keeps
+# showing such a value and never sends it, so the answer stays at the old value under it.
+# The kit gives the browser no bounds; the value arrives, is clamped, and a caption says so.
+
+def test_a_typed_number_outside_the_range_is_clamped_and_said_so():
+    at = AppTest.from_function(_page).run()
+    box = at.number_input(key="log_mean")
+    assert not box.proto.has_min and not box.proto.has_max, "the browser would refuse it"
+    assert box.help == "Accepted values: from 2 to 10."
+    for typed, kept, said in ((1e9, 10.0, "log mean was 1e9, outside the range 2–10: set to 10."),
+                              (-5.0, 2.0, "log mean was -5, outside the range 2–10: set to 2.")):
+        at.number_input(key="log_mean").set_value(typed).run()
+        assert not at.exception
+        assert at.number_input(key="log_mean").value == kept
+        assert float(at.query_params["log_mean"]) == kept          # the link holds it too
+        assert _moved(at) == [said]
+    at.number_input(key="log_mean").set_value(3.0).run()         # in range: no caption
+    assert at.number_input(key="log_mean").value == 3.0 and not _moved(at)
+
+
+@pytest.mark.parametrize("page", [p for p in pagetest.SCRIPTS if p != "capacity_planner"])
+def test_every_number_input_of_a_page_goes_through_the_kit(page):
+    """Each number input drawn at the page's defaults: no bounds for the browser to refuse
+    a typed value with, its range in its help (the kit checks it, as tested above)."""
+    at = pagetest.open_page(pagetest.script(page), {"simulate": "false"})
+    boxes = list(at.number_input)
+    assert boxes
+    for box in boxes:
+        assert not box.proto.has_min and not box.proto.has_max, box.label
+        assert "Accepted values: " in box.help, box.label
 
 
 # The three what-if sliders of issue 14, on their pages.
