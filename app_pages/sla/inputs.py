@@ -181,7 +181,7 @@ def trace_input(lam: float) -> Trace:
     interval = data.synthetic_interval(ss[HOURS.key], asked)
     synthetic = Trace(data.synthetic_trace(lam, ss[HOURS.key], interval, ss[AMPLITUDE.key],
                                            ss[SPIKES.key], ss[SEED.key]), interval,
-                      f"synthetic, mean {lam:g} requests/s, seed {ss[SEED.key]}")
+                      f"synthetic day around {lam:g} requests/s, seed {ss[SEED.key]}")
     if ss[TRACE.key] == "diurnal":
         if interval > asked:
             st.caption(f"Interval raised to {interval:g} s to keep {MAX_INTERVALS:,} intervals.")
@@ -225,6 +225,11 @@ def trace_input(lam: float) -> Trace:
 def _parsed(digest: str, interval_s: float, _text: str) -> dict:
     """The parsed trace of ``_text`` (keyed by its digest) at ``interval_s``."""
     return parse_trace_csv(_text, interval_s)
+
+
+def set_rate(rate_per_s: float) -> None:
+    """Button callback: the arrival rate λ set to ``rate_per_s`` (within its input's range)."""
+    st.session_state[LAM.key] = min(max(float(rate_per_s), LAM.low), LAM.high)
 
 
 def plan_inputs(trace: Trace) -> PlanInputs:

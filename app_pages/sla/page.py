@@ -53,11 +53,11 @@ def run():
     st.subheader("Answer")
     text, rows = "", results.answer_rows(ans, sim, simulate) + [("Arrivals", s.arrivals.label)]
     if math.isfinite(ans["approx"]):
-        who = (f"{results.sim_answer(sim, ans['approx'], simulate)} replicas keep "
+        who = (results.keep(results.sim_answer(sim, ans['approx'], simulate))
                if sim is not None and math.isfinite(sim["fewest"])
-               else f"the approximation says {results.fmt_n(ans['approx'])} replicas keep ")
+               else f"the approximation says {results.keep(results.fmt_n(ans['approx']))}")
         poisson = "" if s.arrivals.is_poisson else " (both assume Poisson arrivals)"
-        text = (f"\n\n**{who}{s.percentile:g} % of requests within {ss['rt_ms']:g} ms at "
+        text = (f"\n\n**{who} {s.percentile:g} % of requests within {ss['rt_ms']:g} ms at "
                 f"{s.lam:,.4g} requests/s** ({s.arrivals.label}; {mu:,.4g} requests/s per "
                 f"replica, {s.law} service times); the paper's approximation says "
                 f"{results.fmt_n(ans['approx'])}, one central queue {results.fmt_n(ans['mmn'])}"
@@ -77,9 +77,12 @@ def run():
         plan_in = None
     if plan is not None:
         cost, misses = results.plan_rows(plan, s.percentile)
-        rows = rows + cost + misses
+        rows = rows + [("Load of the trace", results.trace_load(plan))] + cost + misses
+        if ss[inputs.TRACE.key] == "custom":
+            loads_note(plan, s.lam)
         st.markdown(results_markdown(cost) + "\n\n" + results_markdown(misses, per_row=4)
-                    + f"\n\nTrace: {trace.label}; interval {trace.interval_s:g} s.")
+                    + f"\n\nTrace: {trace.label}; {results.trace_load(plan)}; interval "
+                    f"{trace.interval_s:g} s.")
 
     scenario = {"label": s.label, "key": (s, plan_in),
                 "metrics": {"replicas needed, approximation": ans["approx"],
@@ -101,6 +104,18 @@ def run():
     if view not in views.N_VIEWS:
         show_view(view, args, None, baseline)
     share.publish(inputs.FIELDS)
+
+
+def loads_note(plan, lam: float) -> None:
+    """A trace of one's own whose mean is not the sidebar's rate: say which load each
+    answer is for, and offer to answer the replicas for the trace's mean."""
+    differ = results.load_mismatch(plan, lam)
+    if differ:
+        st.warning(differ, icon=":material/compare_arrows:")
+        st.button(f"Answer the replicas for the trace's mean, "
+                  f"{results.format_number(plan.mean_rate_per_s)} requests/s",
+                  key="sla_rate_from_trace", on_click=inputs.set_rate,
+                  args=(plan.mean_rate_per_s,), icon=":material/sync_alt:")
 
 
 def show_traffic(s) -> None:

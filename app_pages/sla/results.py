@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from engine import sla
-from ui.export import operating_marker
+from ui.export import format_number, operating_marker
 
 from . import data
 
@@ -55,7 +55,7 @@ def plan_rows(plan, percentile: float) -> tuple[list, list]:
     allowed = f"{100 - percentile:.3g} %"
     cost = [("Cost, autoscaled", f"${plan.cost:,.2f} ({plan.gpu_hours:,.1f} GPU-hours)"),
             ("Cost, static fleet for the peak",
-             f"${plan.static_cost:,.2f} ({plan.static_replicas} replicas all the time)"),
+             f"${plan.static_cost:,.2f} ({replicas(plan.static_replicas)} all the time)"),
             ("Saving", f"{100 * plan.savings:.1f} %")]
     misses = [("Intervals missing the SLA, autoscaled",
                of(plan.violation_intervals, plan.intervals)),
@@ -66,6 +66,36 @@ def plan_rows(plan, percentile: float) -> tuple[list, list]:
               (f"Requests late beyond the allowed {allowed}, static fleet",
                of(plan.static_late_requests, plan.total_requests))]
     return cost, misses
+
+
+def replicas(n: int) -> str:
+    return counted(f"{n:,}")
+
+
+def counted(n: str) -> str:
+    """A replica count as shown ("1", "≤ 5", "> 300") with its noun: "1 replica"."""
+    return f"{n} replica{'' if n == '1' else 's'}"
+
+
+def keep(n: str) -> str:
+    """"1 replica keeps", "11 replicas keep"."""
+    return counted(n) + (" keeps" if n == "1" else " keep")
+
+
+def trace_load(plan) -> str:
+    """The load an autoscaling plan answers for, in words."""
+    return (f"mean {format_number(plan.mean_rate_per_s)} requests/s, peak "
+            f"{format_number(plan.peak_rate_per_s)} requests/s")
+
+
+def load_mismatch(plan, lam: float) -> str:
+    """Where a trace's mean load is not the arrival rate the replicas are answered for: a
+    sentence saying which load each answer is for ("" where they agree within 1 %)."""
+    if math.isclose(plan.mean_rate_per_s, lam, rel_tol=0.01):
+        return ""
+    return (f"Two loads: the replicas needed above are for {format_number(lam)} requests/s, "
+            f"the arrival rate in the sidebar; the autoscaling plan below is for the trace, "
+            f"{trace_load(plan)}.")
 
 
 def marker(at: dict, n: int) -> dict:

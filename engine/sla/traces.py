@@ -71,6 +71,16 @@ class ReplicaPlan:
         return self.rate_per_s >= self.serving * self.mu_per_s
 
     @property
+    def mean_rate_per_s(self) -> float:
+        """Mean load of the trace (requests/s): what a steady arrival rate stands for."""
+        return float(self.rate_per_s.mean()) if self.rate_per_s.size else 0.0
+
+    @property
+    def peak_rate_per_s(self) -> float:
+        """Highest load of an interval (requests/s): what the static fleet is sized for."""
+        return float(self.rate_per_s.max()) if self.rate_per_s.size else 0.0
+
+    @property
     def static_replicas(self) -> int:
         """Replicas of the static fleet sized for the peak."""
         return int(self.needed.max())

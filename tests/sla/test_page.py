@@ -184,6 +184,23 @@ def test_malformed_trace_shows_error_and_keeps_the_previous_trace():
         assert at.text_area(key="sla_trace_paste").value == bad, name
 
 
+def test_a_trace_of_ones_own_says_which_load_each_answer_is_for():
+    """Issue 24: after a trace of ~5.5 requests/s, "1 replica, saving 0 %" was priced under a
+    headline still answering for 900 requests/s, unsaid."""
+    at = open_page({"trace": "custom", "simulate": "false"})
+    at.text_area(key="sla_trace_paste").input("time_s,rate_per_s\n0,4\n300,7\n600,5.5\n").run()
+    assert not at.exception and not at.error
+    said = " ".join(w.value for w in at.warning)
+    assert "for 900 requests/s, the arrival rate in the sidebar" in said
+    assert "for the trace, mean 5.5 requests/s, peak 7 requests/s" in said
+    assert metric(at, "Cost, static fleet for the peak").endswith("(1 replica all the time)")
+    at.button(key="sla_rate_from_trace").click().run()      # answer the replicas for it
+    assert not at.exception and at.number_input(key="lam").value == 5.5
+    assert not any("Two loads" in w.value for w in at.warning)
+    assert any("1 replica keeps 99 % of requests within 100 ms at 5.5 requests/s" in md.value
+               for md in at.markdown)
+
+
 def test_pin_baseline_overlays_and_tabulates():
     at = open_page()
     at.button(key="pin_sla").click().run()
