@@ -14,6 +14,10 @@ CHAIN_NOTE = ("How each curve is known: fixed batching exactly (the paper's M/D^
               "states; elastic and continuous batching only by simulation: "
               + data.CONTINUOUS_HOW + ". Where a curve ends, the chart says why.")
 SERVING_PAGE = "app_pages/llm_serving/page.py"
+PAPERS_WORLD = ("The defaults are the paper's world (Yang et al.: LLaMA-2-7b on one A100, replies "
+                "of about 1,400 tokens, a few requests a minute, latencies of minutes); today's "
+                "servers (vLLM, SGLang, TensorRT-LLM) run continuous batching, which the LLM "
+                "serving page models step by step.")
 
 
 def serving_link() -> None:
@@ -32,7 +36,8 @@ def run():
     st.title("LLM batching strategies")
     st.caption("Requests with outputs of varying length arrive at random; the GPU serves them in "
                "batches, and a batch runs as long as its longest output. Which way of batching "
-               "keeps the mean latency lowest, and up to what load does each keep up?",
+               "keeps the mean latency lowest, and up to what load does each keep up? "
+               + PAPERS_WORLD,
                help="Yang et al., *A queueing theoretic perspective on low-latency LLM inference "
                     "with variable token length*: a batch of b requests whose longest output has "
                     "l tokens takes H(b, l) = k1·b + k2 + k3·b·l + k4·l s (eq 18); Poisson "

@@ -108,15 +108,33 @@ def arrivals_note(s) -> str:
 
 
 def verdict_caption(s, smap) -> str:
-    """The fastest strategy at each comparison load, saying which arrivals it assumes."""
+    """The fastest strategy over the comparison loads in a few words: runs of loads with
+    the same answer ("capped dynamic (b_max) from 0.03 to 0.135"), "not ranked" where
+    the strategies that keep up were not computed, "none keeps up" where none does;
+    then which strategies were left out and why, once.  Says which arrivals it assumes."""
     head = "Fastest strategy by load (requests/s)"
     if not s.poisson:
         how = ("simulated under it where simulated, else exact with Poisson arrivals"
                if s.simulate else "exact, Poisson arrivals: turn on the simulation to "
                "compare under this traffic")
         head += f", {s.arrivals.label} ({how})"
-    return head + ": " + "; ".join(f"{c:.3g}: {v}" for c, v in zip(smap.lam, smap.verdicts())) \
-        + "."
+    runs: list = []                                   # [answer, first load, last load]
+    for lam, best in zip(smap.lam.tolist(), smap.best()):
+        said = (smap.labels[best] if best else "not ranked" if smap.stable(lam)
+                else "none keeps up")
+        if runs and runs[-1][0] == said:
+            runs[-1][2] = lam
+        else:
+            runs.append([said, lam, lam])
+    parts = [f"{said} at {lo:.3g}" if lo == hi else f"{said} from {lo:.3g} to {hi:.3g}"
+             for said, lo, hi in runs]
+    left = {k for k in smap.order if lb.NOT_COMPUTED in smap.method[k]}
+    note = (" Ranked among the strategies computed at each load (the Latency chart says "
+            "where each curve ends)." if left else "")
+    if not s.simulate and left & set(lb.NO_EXACT):
+        note += (" Elastic and continuous batching are only simulated: turn on the "
+                 "simulation in the sidebar to rank them.")
+    return f"{head}: {'; '.join(parts)}.{note}"
 
 
 def _chain_end(s, strategy, chain, limit) -> tuple:
