@@ -59,13 +59,30 @@ def comparison(key: tuple, instances: int | None, b_max: int | None, _profile, _
     return compare_profile_online(_profile, _sweep, instances=instances, b_max=b_max)
 
 
-def matching_index(labels, online_label: str) -> int:
+def deployment(label: str) -> str:
+    """A table's label with the instance count set aside: the GPU and the server's setup."""
+    return " · ".join(p.strip() for p in label.split("·") if "instance" not in p.lower())
+
+
+def matching_index(labels, online_label: str) -> int | None:
     """The offline table of the same deployment as the online table: the same label once
-    the instance count is set aside (0 when none matches)."""
-    def deployment(label):
-        return " · ".join(p.strip() for p in label.split("·") if "instance" not in p.lower())
+    the instance count is set aside (None when none matches)."""
     key = deployment(online_label)
-    return next((i for i, lab in enumerate(labels) if deployment(lab) == key), 0)
+    return next((i for i, lab in enumerate(labels) if deployment(lab) == key), None)
+
+
+def mismatch(offline_label: str, online_label: str, offline_labels) -> str:
+    """Where the two tables picked are not of one deployment: a plain warning saying so
+    (and which offline table is, where the file has one); "" where they are."""
+    if deployment(offline_label) == deployment(online_label):
+        return ""
+    match = matching_index(offline_labels, online_label)
+    hint = (f"the offline table of this server is {offline_labels[match]}: pick it above"
+            if match is not None else
+            "the offline file has no table of this server: upload one")
+    return (f"These tables are not of the same GPU and server: offline {offline_label}, "
+            f"online {online_label}. The model predicts a server from that server's own "
+            f"offline table, so the comparison below mixes two setups; {hint}.")
 
 
 def worst(n, errors) -> tuple[float, float]:

@@ -148,8 +148,11 @@ def _files():
     off_labels = [p.label for p in profiles]
     follow = st.session_state.get(_MATCHED) != (on_digest, on_label)
     st.session_state[_MATCHED] = (on_digest, on_label)
-    off_label = _pick("Offline table (the same GPU)", off_labels, OFFLINE_PICK,
-                      measured.matching_index(off_labels, on_label), reset=follow)
+    off_label = _pick("Offline table (of the same GPU and server)", off_labels, OFFLINE_PICK,
+                      measured.matching_index(off_labels, on_label) or 0, reset=follow)
+    differ = measured.mismatch(off_label, on_label, off_labels)
+    if differ:
+        st.warning(share.inert(differ), icon=":material/compare_arrows:")
     key = ("files", off_digest, off_label, on_digest, on_label)
     return (key, profiles[off_labels.index(off_label)], sweeps[on_labels.index(on_label)])
 

@@ -221,6 +221,32 @@ def test_model_vs_measurement_from_uploaded_tables_follows_the_gpu_picked():
             f"{100 * compared('NVIDIA T4').median_abs_throughput_error:.1f} %")
 
 
+def test_tables_of_two_gpus_are_said_to_differ():
+    """Issue 24: an A100 offline table was compared with an A40 online table under
+    "Offline table (the same GPU)", unsaid."""
+    at = pagetest.open_page(PAGE, VIEW)
+    at.radio(key="mvm_source").set_value("files").run()
+    gpu_b_only = "\n".join(line for line in samples.TRITON_OFFLINE.splitlines()
+                           if "GPU A" not in line)
+    for offline, warned in ((samples.TRITON_OFFLINE, False), (gpu_b_only, True)):
+        at.file_uploader(key="mvm_offline_upload").set_value(
+            ("offline.csv", offline.encode(), "text/csv")).run()
+        at.file_uploader(key="mvm_online_upload").set_value(
+            ("online.csv", samples.TRITON_ONLINE.encode(), "text/csv")).run()
+        said = [w.value.replace("\\", "") for w in at.warning if "not of the same GPU" in w.value]
+        assert not at.exception and bool(said) == warned
+    assert said[0].startswith("These tables are not of the same GPU and server: offline GPU B")
+    assert "no table of this server: upload one" in said[0]
+    at.file_uploader(key="mvm_offline_upload").set_value(          # both GPUs: A is matched
+        ("both.csv", samples.TRITON_OFFLINE.encode(), "text/csv")).run()
+    assert at.selectbox(key="mvm_offline_table").value.startswith("GPU A ")
+    assert not [w for w in at.warning if "not of the same GPU" in w.value]
+    other = next(o for o in at.selectbox(key="mvm_offline_table").options if "GPU B" in o)
+    at.selectbox(key="mvm_offline_table").set_value(other).run()      # picked by hand
+    said = next(w.value.replace("\\", "") for w in at.warning if "not of the same GPU" in w.value)
+    assert "the offline table of this server is GPU A · ONNX Runtime + TensorRT" in said
+
+
 def test_model_analyzer_export_compares_throughput_and_p99_per_configuration():
     """A Model Analyzer export holds its own offline profile (the peaks) and the sweeps:
     each configuration's throughput and p99 beside ``compare_model_analyzer``'s."""
