@@ -605,7 +605,9 @@ def test_online_pair_presets(tmp_path_factory, scales, gaps, bad_value, data):
         return
     valid = (field == "label" and bad_value == "text") or (      # a label is any text
         bad_value == 1.5 and field in ("inferences_per_second", "avg_latency_ms",
-                                       "p99_latency_ms"))        # a valid rate or time
+                                       "p99_latency_ms")) or (   # a valid rate or time
+        bad_value is None and field == "client_batch_size"
+        and section == "online")                                 # nothing to remove there
     loads_or_refuses(presets.load_online_pair, path, field, valid)
 
 
