@@ -1,8 +1,13 @@
 """Fuzz tests of the shared engine code: fits, presets, token laws: the contract of tests/fuzzing.py
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
-from engine.core import arrival_input, jit, two_moment
+from engine.core import arrival_input, domains, jit, two_moment
 from engine.core import stats as stats_core
+from engine.presets import (arrival as p_arrival, batch_profile as p_batch,
+                            hardware_price as p_price, llm_batch_time as p_llm,
+                            online_pair as p_pair, pipeline_specs as p_pipeline,
+                            schema as p_schema, token_latency as p_token,
+                            token_law as p_token_law)
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 
 
@@ -452,14 +457,17 @@ FUZZED = {
         "fit_token_latency_with_input": test_fits,
         "LinearFit": (test_fits, "linear_fit"), "BatchProfileFit": (test_fits, "fit_batch_profile"),
         "TokenLatencyFit": (test_fits, "fit_token_latency")},
-    presets: {
-        **{name: (test_presets, PRESET_LOADERS) for name in (
-            "load_batch_profile", "batch_profiles", "load_token_latency_profile",
-            "token_latency_profiles", "load_llm_batch_time", "llm_batch_time_presets",
-            "load_gpu_spec", "gpu_specs", "load_pipeline_workload", "pipeline_workloads")},
-        "BatchProfile": (test_presets, "load_one(path)"),
-        "TokenLatencyProfile": (test_presets, "load_one(path)"),
-        "LLMBatchTimePreset": (test_presets, "load_one(path)"),
+    p_batch: {"load_batch_profile": (test_presets, PRESET_LOADERS),
+              "batch_profiles": (test_presets, PRESET_LOADERS),
+              "BatchProfile": (test_presets, "load_one(path)")},
+    p_token: {"load_token_latency_profile": (test_presets, PRESET_LOADERS),
+              "token_latency_profiles": (test_presets, PRESET_LOADERS),
+              "TokenLatencyProfile": (test_presets, "load_one(path)")},
+    p_llm: {"load_llm_batch_time": (test_presets, PRESET_LOADERS),
+            "llm_batch_time_presets": (test_presets, PRESET_LOADERS),
+            "LLMBatchTimePreset": (test_presets, "load_one(path)")},
+    p_pipeline: {**{name: (test_presets, PRESET_LOADERS) for name in (
+        "load_gpu_spec", "gpu_specs", "load_pipeline_workload", "pipeline_workloads")},
         "GpuSpec": (test_presets, "load_one(path)"),
         "PipelineWorkload": (test_presets, "load_one(path)")},
     token_laws: {
@@ -528,10 +536,10 @@ def test_token_law_presets(tmp_path_factory, scales, gaps, kind, bad_value, data
     raises_naming("bad.toml", presets.load_token_law_preset, path)
 
 
-FUZZED[presets].update({
+FUZZED[p_token_law] = {
     "load_token_law_preset": test_token_law_presets,
     "token_law_presets": test_token_law_presets,
-    "TokenLawPreset": (test_token_law_presets, "load_token_law_preset")})
+    "TokenLawPreset": (test_token_law_presets, "load_token_law_preset")}
 
 
 # ============================================================ engine.presets: offline/online pairs
@@ -611,10 +619,10 @@ def test_online_pair_presets(tmp_path_factory, scales, gaps, bad_value, data):
     loads_or_refuses(presets.load_online_pair, path, field, valid)
 
 
-FUZZED[presets].update({
+FUZZED[p_pair] = {
     "load_online_pair": test_online_pair_presets,
     "online_pairs": test_online_pair_presets,
-    "OnlinePair": (test_online_pair_presets, "load_online_pair")})
+    "OnlinePair": (test_online_pair_presets, "load_online_pair")}
 
 
 # ============================================================ engine.core.two_moment
@@ -775,10 +783,10 @@ def test_arrival_presets(tmp_path_factory, scales, gaps, bad_value, data):
     loads_or_refuses(presets.load_arrival_preset, path, field, valid)
 
 
-FUZZED[presets].update({
+FUZZED[p_arrival] = {
     "load_arrival_preset": test_arrival_presets,
     "arrival_presets": test_arrival_presets,
-    "ArrivalPreset": (test_arrival_presets, "load_arrival_preset")})
+    "ArrivalPreset": (test_arrival_presets, "load_arrival_preset")}
 
 
 # ============================================================ engine.presets: hardware prices
@@ -871,7 +879,148 @@ def test_hardware_prices(tmp_path_factory, files, field, bad_value):
     loads_or_refuses(presets.load_hardware_price, path, field, valid)
 
 
-FUZZED[presets].update({
+FUZZED[p_price] = {
     "load_hardware_price": test_hardware_prices,
     "hardware_prices": test_hardware_prices,
-    "HardwarePrice": (test_hardware_prices, "load_hardware_price")})
+    "HardwarePrice": (test_hardware_prices, "load_hardware_price")}
+
+
+# ============================================================ engine.presets.schema
+
+SCHEMA_DOMAINS = (domains.PRESET_VALUE, domains.PARALLEL_FRACTION, domains.REUSE_FACTOR,
+                  domains.TRACE_REQUESTS, domains.PEAK_TO_MEAN, domains.INSTANCE_GPUS,
+                  domains.PHASE_RATE, domains.SWITCH_RATE, LLM_K2, B_MAX)
+SCHEMA_VALUES = st.one_of(st.floats(-10.0, 1e6), st.integers(-5, 10 ** 6),
+                          st.sampled_from([0, 0.0, 0.5, 1, 1.0, 1.5, 2, 1e300, math.nan, math.inf,
+                                           -math.inf, "text", "", "  ", True, False, [1.0], {}]))
+
+
+@dataclasses.dataclass(frozen=True)
+class _SchemaPreset:
+    """A preset dataclass of every kind of field ``schema.scalars`` reads."""
+
+    id: str
+    count: int
+    share: float
+    size: float | None = None
+    notes: tuple = ()
+
+
+def _domain_holds(value, domain) -> bool:
+    """The oracle of ``schema.number``: a real number (not a bool), finite, that
+    ``Domain.check`` accepts."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    try:
+        domain.check(value)
+    except ValueError:
+        return False
+    return True
+
+
+@FUZZ_VECTOR
+@given(st.sampled_from(SCHEMA_DOMAINS), st.lists(SCHEMA_VALUES, min_size=POINTS, max_size=POINTS),
+       st.lists(st.floats(-1.0, 1e4), min_size=0, max_size=6), st.data())
+def test_preset_schema(tmp_path_factory, domain, values, floats, data):
+    """The presets' shared validator: ``number`` takes a value exactly when it is a finite
+    number its domain holds (``Domain.check`` decides, an ``int`` back for an integer
+    domain), ``text`` a string with more than blanks, ``column`` 2+ positive finite
+    numbers, ``number_list`` 1+ finite numbers ≥ low, ``whole_increasing`` whole strictly
+    increasing ones; each refusal a ``ValueError`` naming the file and the field.
+    ``scalars`` reads a dataclass's fields by type; ``check_keys`` names an unknown or a
+    missing key; ``read_toml`` names a file that is not TOML; ``read_columns`` reads a
+    table of columns; ``load_folder`` answers equal presets until a file changes."""
+    for v in values:
+        if _domain_holds(v, domain):
+            got = p_schema.number({"f": v}, "f", "x.toml", domain)
+            assert got == v and isinstance(got, int if domain.integer else float)
+        else:
+            raises_naming("x.toml: field 'f'", p_schema.number, {"f": v}, "f", "x.toml", domain)
+        if isinstance(v, str) and v.strip():
+            assert p_schema.text({"f": v}, "f", "x.toml") == v
+        else:
+            raises_naming("x.toml: field 'f'", p_schema.text, {"f": v}, "f", "x.toml")
+    for f in (p_schema.number, p_schema.text):
+        tally(f, POINTS)
+    cells = values[:data.draw(st.integers(0, POINTS), label="cells")]
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in cells)
+    finite = numbers and all(math.isfinite(v) for v in cells)
+    if finite and len(cells) >= 2 and all(v > 0 for v in cells):
+        arr = p_schema.column(cells, "x.toml [t].c")
+        assert np.array_equal(arr, cells) and not arr.flags.writeable
+        tally(p_schema.column)
+    else:
+        raises_naming("x.toml [t].c", p_schema.column, cells, "x.toml [t].c")
+    if finite and cells and all(v >= 0.5 for v in cells):
+        assert np.array_equal(p_schema.number_list(cells, "x.toml [t].c", low=0.5), cells)
+        tally(p_schema.number_list)
+    else:
+        raises_naming("x.toml [t].c", p_schema.number_list, cells, "x.toml [t].c", low=0.5)
+    grid = np.array(floats)
+    if np.all(grid == np.round(grid)) and np.all(np.diff(grid) > 0):
+        p_schema.whole_increasing(grid, "x.toml [t].b")
+        tally(p_schema.whole_increasing)
+    else:
+        raises_naming("x.toml [t].b", p_schema.whole_increasing, grid, "x.toml [t].b")
+    # a dataclass's fields, read by type
+    assert p_schema.schema(_SchemaPreset) == {"id": (str, True), "count": (int, True),
+                                             "share": (float, True), "size": (float, False),
+                                             "notes": (tuple, False)}
+    row = {"id": "p", "count": 3, "share": values[0], "notes": ["kept out"]}
+    if _domain_holds(values[0], domain):
+        assert p_schema.scalars(_SchemaPreset, row, "x.toml", {"share": domain}) == {
+            "id": "p", "count": 3, "share": values[0]}
+        tally(p_schema.scalars)
+    else:
+        raises_naming("'share'", p_schema.scalars, _SchemaPreset, row, "x.toml",
+                      {"share": domain})
+    p_schema.check_keys(row, ("id", "count", "share", "notes"), ("id",), "x.toml")
+    tally(p_schema.check_keys)
+    raises_naming("unknown field 'notes'", p_schema.check_keys, row, ("id", "count", "share"),
+                  (), "x.toml")
+    raises_naming("missing field 'size'", p_schema.check_keys, row, tuple(row) + ("size",),
+                  ("size",), "x.toml")
+    # files: a table of columns, a folder read once, a file that is not TOML
+    folder = tmp_path_factory.mktemp("schema")
+    good = [1.0, 2.0 + abs(floats[0]) if floats else 3.0]
+    for i in range(2):
+        (folder / f"c{i}.toml").write_text(
+            f'id = "c{i}"\nname = "n"\nsource = "s"\n[columns]\n'
+            f"b = {_toml_value(good)}\nc = {_toml_value([values[1], 1.0])}\n")
+    first = folder / "c0.toml"
+    table, where = p_schema.read_toml(first)
+    assert where == "c0.toml" and table["columns"]["b"] == good
+    tally(p_schema.read_toml)
+    ok = _domain_holds(values[1], domains.PRESET_VALUE)
+    if ok:
+        _, arrays, _ = p_schema.read_columns(first, ("b", "c"), ("b",), "b")
+        assert np.array_equal(arrays["b"], good)
+        tally(p_schema.read_columns)
+        loaded = p_schema.load_folder(folder, _load_stem)
+        assert sorted(loaded) == ["c0", "c1"]
+        loaded.clear()                                      # the caller's own dict
+        again = p_schema.load_folder(folder, _load_stem)
+        assert sorted(again) == ["c0", "c1"]
+        (folder / "c2.toml").write_text(first.read_text())
+        assert sorted(p_schema.load_folder(folder, _load_stem)) == ["c0", "c1", "c2"]
+        tally(p_schema.load_folder)
+    else:
+        raises_naming("c0.toml [columns].c", p_schema.read_columns, first, ("b", "c"), ("b",),
+                      "b")
+    first.write_text('id = "c0\n')
+    raises_naming("c0.toml: not valid TOML", p_schema.read_toml, first)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Loaded:
+    id: str
+
+
+def _load_stem(path):
+    return _Loaded(path.stem)
+
+
+FUZZED[p_schema] = {
+    name: test_preset_schema for name in (
+        "read_toml", "check_keys", "scalars", "text", "number", "column", "number_list",
+        "whole_increasing", "read_columns", "load_folder")}
