@@ -996,13 +996,20 @@ def test_preset_schema(tmp_path_factory, domain, values, floats, data):
         _, arrays, _ = p_schema.read_columns(first, ("b", "c"), ("b",), "b")
         assert np.array_equal(arrays["b"], good)
         tally(p_schema.read_columns)
-        loaded = p_schema.load_folder(folder, _load_stem)
+        parsed = []
+
+        def load_stem(path):
+            parsed.append(path.name)
+            return _Loaded(path.stem)
+
+        loaded = p_schema.load_folder(folder, load_stem)
         assert sorted(loaded) == ["c0", "c1"]
         loaded.clear()                                      # the caller's own dict
-        again = p_schema.load_folder(folder, _load_stem)
-        assert sorted(again) == ["c0", "c1"]
+        again = p_schema.load_folder(folder, load_stem)
+        assert sorted(again) == ["c0", "c1"] and parsed == ["c0.toml", "c1.toml"]  # once
         (folder / "c2.toml").write_text(first.read_text())
-        assert sorted(p_schema.load_folder(folder, _load_stem)) == ["c0", "c1", "c2"]
+        assert sorted(p_schema.load_folder(folder, load_stem)) == ["c0", "c1", "c2"]
+        assert parsed[2:] == ["c0.toml", "c1.toml", "c2.toml"]   # the changed folder again
         tally(p_schema.load_folder)
     else:
         raises_naming("c0.toml [columns].c", p_schema.read_columns, first, ("b", "c"), ("b",),
@@ -1014,10 +1021,6 @@ def test_preset_schema(tmp_path_factory, domain, values, floats, data):
 @dataclasses.dataclass(frozen=True)
 class _Loaded:
     id: str
-
-
-def _load_stem(path):
-    return _Loaded(path.stem)
 
 
 FUZZED[p_schema] = {
