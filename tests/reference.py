@@ -32,20 +32,18 @@ def batch_chain_latency(lam, alpha, tau0, n_states):
     A ~ Poisson(λ(αb + τ0)); mass beyond the truncation goes to the last state.
     Lemma 2 (eq 15) with eq 30 gives E[W].
     """
-    rows, cols, vals = [], [], []
-    for b in range(1, n_states + 1):
-        mean = lam * (alpha * b + tau0)
-        lo = max(0, int(mean - 12 * np.sqrt(mean) - 10))
-        hi = min(n_states, int(mean + 12 * np.sqrt(mean) + 10))
-        k = np.arange(lo, hi + 1)
-        p = poisson.pmf(k, mean)
-        nxt = np.maximum(k, 1)                       # A = 0 -> batch of 1
-        p[-1] += poisson.sf(hi, mean)                # augment the last column
-        rows += [b - 1] * k.size
-        cols += list(nxt - 1)
-        vals += list(p)
-    pi = _stationary(rows, cols, vals, n_states)
     b = np.arange(1, n_states + 1)
+    mean = lam * (alpha * b + tau0)                  # row b: A ~ Poisson(mean), k = lo..hi
+    lo = np.maximum(0, (mean - 12 * np.sqrt(mean) - 10).astype(int))
+    hi = np.minimum(n_states, (mean + 12 * np.sqrt(mean) + 10).astype(int))
+    size = hi - lo + 1
+    first = np.cumsum(size) - size                   # where each row's entries start
+    rows = np.repeat(b - 1, size)
+    k = np.arange(size.sum()) - np.repeat(first - lo, size)
+    vals = poisson.pmf(k, np.repeat(mean, size))
+    vals[first + size - 1] += poisson.sf(hi, mean)   # augment each row's last column
+    cols = np.maximum(k, 1) - 1                      # A = 0 -> batch of 1
+    pi = _stationary(rows, cols, vals, n_states)
     eb, eb2 = pi @ b, pi @ b ** 2
     e_hat_h = alpha * eb2 / eb + tau0
     tail = pi[-max(n_states // 4, 1):].sum()
