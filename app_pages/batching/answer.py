@@ -4,9 +4,10 @@ report's inputs and sections, and the metrics a pinned baseline is compared on (
 carry units).  Every number comes from the engine (``OperatingPoint``, SLA answers)."""
 from __future__ import annotations
 
-from engine.batching import load_in, per_ms_to_per_s
+from engine.batching import energy_per_request_at_power, load_in, per_ms_to_per_s
 from app_pages.batching import views
 from app_pages.batching.inputs import Point
+from ui.export import format_number
 
 UNSTABLE = "∞ (unstable)"
 
@@ -33,12 +34,27 @@ def rows(scenario, here, lam_sla: float, lam_p99: float, p99: float | None) -> l
         ("Requests per batch (mean)", f"{here.mean_batch_size:.3g}"),
         ("GPU busy (share of time)", f"{100 * here.utilization:.1f} %"),
         ("Load", rate_text(here.lam_per_ms, alpha)),
-        ("Energy efficiency", "n/a (no power data)" if eta is None else f"{eta:.3g} jobs/J"),
-        ("Energy per request", "n/a" if joules is None else f"{joules:.3g} J"),
+        ("Energy efficiency", "n/a (no power measured)" if eta is None else f"{eta:.3g} jobs/J"),
+        ("Energy per request", energy_text(scenario, here)),
         ("Cost per million requests", f"${here.usd_per_million:.3g}" if here.stable else "n/a"),
         (f"Largest load with mean latency ≤ {scenario.sla_ms:g} ms", rate_text(lam_sla, alpha)),
         (f"Largest load with p99 ≤ {scenario.sla_ms:g} ms (simulated)", rate_text(lam_p99, alpha)),
         ("Arrivals", scenario.arrivals.label)]
+
+
+def energy_text(scenario, here) -> str:
+    """Energy per request: from the measured power, else from the GPU's datasheet power
+    (as the capacity planner prices it), said so; else why there is none."""
+    if here.joules_per_request is not None:
+        return f"{format_number(here.joules_per_request, 3)} J"
+    sheet = scenario.profile.datasheet
+    if sheet is None:
+        return "n/a (no power measured)"
+    if not here.stable:
+        return "n/a (unstable)"
+    joules = energy_per_request_at_power(here.rate_per_s, here.utilization, sheet[0])
+    return (f"{format_number(joules, 3)} J from datasheet power ({format_number(sheet[0])} W "
+            "busy, no power measured: an upper bound)")
 
 
 def busy_note(scenario, here) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import batching, fit
-from engine.presets import batch_profiles
+from engine.presets import batch_profiles, hardware_prices
 from ui.arrivals_input import POISSON
 from ui.budget import heavy, long_running
 from ui.memo import memo
@@ -27,6 +27,15 @@ def preset_table() -> dict:
     return {pid: (p.name, p.source, tuple(p.batch_size), tuple(p.throughput_per_s),
                   None if p.power_w is None else tuple(p.power_w))
             for pid, p in batch_profiles().items()}
+
+
+@memo(CACHE_SIZE)
+def datasheet_power() -> dict:
+    """{batch-profile preset id: (W its GPUs draw at most, the hardware's name, the source)}
+    from the hardware-price presets: the busy power the capacity planner prices energy
+    with where a profile has no measured power."""
+    return {pid: (price.board_power_w * gpus, price.name, price.source)
+            for price in hardware_prices().values() for pid, gpus in price.gpus_per_profile}
 
 
 @memo(CACHE_SIZE)

@@ -38,11 +38,13 @@ class Profile:
     batch_size: tuple
     throughput_per_s: tuple
     power_w: tuple | None
+    datasheet: tuple | None = None   # (W at most, hardware, source) where none was measured
 
 
 def _preset(pid: str) -> Profile:
     name, source, b, thr, power = data.preset_table()[pid]
-    return Profile(name, source, b, thr, power)
+    return Profile(name, source, b, thr, power,
+                   None if power is not None else data.datasheet_power().get(pid))
 
 
 def validated_profile(cols: dict, source: str, name: str = "Custom profile") -> Profile:

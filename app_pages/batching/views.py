@@ -219,7 +219,11 @@ def captions(view: str, scenario, point) -> list[str]:
         return ["With a baseline pinned the load axis is in requests/s: ρ is a share of each "
                 "GPU's own capacity, so two profiles compare only in absolute units."]
     if view == ENERGY and fit.beta_j is None:
-        return ["Energy charts need board power in the profile."]
+        sheet = ("" if scenario.profile.datasheet is None else " The answer's energy per "
+                 "request is from the GPU's datasheet board power instead, as the capacity "
+                 "planner prices it.")
+        return ["Energy charts need board power measured at each batch size in the profile."
+                + sheet]
     if view == FIT:
         return [f"Source: {scenario.profile.source}"]
     if view == TAIL and point.at(scenario).stable:

@@ -28,7 +28,8 @@ from . import exact as batch_chain  # the old name: engine.batching.batch_chain
 from .closed_loop import ClosedLoop, closed_loop
 from .closed_sim import ClosedLoopSimResult, simulate_closed_loop
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
-                      busy_split, cost_per_million, max_rate_for_mean_latency, max_rate_for_p99,
+                      busy_split, cost_per_million, energy_per_request_at_power,
+                      max_rate_for_mean_latency, max_rate_for_p99,
                       merge_delay_sweeps, operating_point_at, rate_seed, simulate_rate,
                       simulate_rates, sweep_from_results, sweep_queue_delay, validation)
 from .curves import MAX_FRACTION, N_POINTS, LoadCurves, b_max_family, load_curves
@@ -55,7 +56,8 @@ __all__ = [
     "TARGET", "PRICE", "ENERGY", "RateSweep", "DelaySweep", "OperatingPoint",
     "max_rate_for_mean_latency", "max_rate_for_p99", "rate_seed", "simulate_rate",
     "simulate_rates", "sweep_from_results", "sweep_queue_delay", "merge_delay_sweeps",
-    "busy_split", "cost_per_million", "operating_point_at", "Validation", "validation",
+    "busy_split", "cost_per_million", "energy_per_request_at_power", "operating_point_at",
+    "Validation", "validation",
     "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
     "ClosedLoop", "closed_loop", "ClosedLoopSimResult", "simulate_closed_loop",
     "Mmpp2Batching", "mean_latency_mmpp2",

@@ -14,7 +14,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .curves import load_curves
-from .formulas import capacity, efficiency_from_batch_size, load_in, per_ms_to_per_s
+from .formulas import (RATE_PER_S, capacity, efficiency_from_batch_size, load_in,
+                       per_ms_to_per_s)
 from .sim import simulate_batching
 from .means import mean_latency, stationary
 from ..core.domains import ALPHA, DELAY, LAM, TAU0, Domain, check_b_max
@@ -183,6 +184,24 @@ def cost_per_million(lam_per_ms, joules_per_request, gpu_usd_per_hour=0.0,
         # a free GPU adds nothing at any load (not 0/0 at λ = 0)
         gpu_share = np.where(gpu > 0, gpu / 3600.0 / (lam * 1000.0), 0.0)
     return ((gpu_share + joules / 3.6e6 * power) * 1e6)[()]
+
+
+POWER = Domain("power_w", "W", low=0.0, typical=(0.0, 1000.0),
+               description="what a GPU draws, busy or idle")
+
+
+def energy_per_request_at_power(rate_per_s, utilization, busy_power_w, idle_power_w=0.0):
+    """J per request of a GPU drawing ``busy_power_w`` W while busy (a share
+    ``utilization`` of the time) and ``idle_power_w`` W otherwise, serving ``rate_per_s``
+    requests/s: (P_busy·u + P_idle·(1 − u)) / λ.  The energy a datasheet's board power
+    gives where no power was measured (an upper bound: the board's maximum); the
+    capacity planner prices energy the same way."""
+    rate = RATE_PER_S.check(rate_per_s, "rate_per_s")
+    u = np.clip(np.asarray(utilization, float), 0.0, 1.0)
+    busy = POWER.check(busy_power_w, "busy_power_w")
+    idle = POWER.check(idle_power_w, "idle_power_w")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rate > 0, (busy * u + idle * (1.0 - u)) / rate, np.inf)[()]
 
 
 @dataclass(frozen=True)

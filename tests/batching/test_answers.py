@@ -127,3 +127,15 @@ def test_busy_split_beyond_capacity():
     assert capped.work_share == pytest.approx(8 * alpha / (8 * alpha + tau0), rel=1e-9)
     assert capped.idle_share == 0.0
     assert bt.busy_split(1.0, np.inf, alpha, tau0) == (1.0, 0.0)
+
+
+def test_energy_per_request_at_a_board_power():
+    """A GPU drawing P W busy (share u of the time) and P_idle otherwise at λ requests/s
+    spends (P·u + P_idle·(1 − u))/λ J per request: 70 W busy half the time at 100/s is
+    0.35 J; always busy it is P/λ; no requests, no finite share."""
+    assert bt.energy_per_request_at_power(100.0, 0.5, 70.0) == pytest.approx(0.35)
+    assert bt.energy_per_request_at_power(100.0, 0.5, 70.0, 30.0) == pytest.approx(0.5)
+    assert bt.energy_per_request_at_power(50.0, 1.0, 70.0) == pytest.approx(1.4)
+    assert bt.energy_per_request_at_power(0.0, 0.5, 70.0) == np.inf
+    with pytest.raises(ValueError, match="busy_power_w"):
+        bt.energy_per_request_at_power(100.0, 0.5, -1.0)

@@ -9,6 +9,7 @@ from tests.pagetest import charts, metric, trace
 
 from engine import batching
 from engine.presets import batch_profiles
+from ui.export import format_number
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "app_pages/batching/page.py"
@@ -130,6 +131,24 @@ def test_pin_baseline_overlays_and_tabulates():
     fig = charts(at)[0]
     assert any(t.get("name") == "baseline (pinned)" for t in fig["data"])
     assert len(at.dataframe) >= 1
+
+
+def test_a_profile_without_measured_power_shows_the_energy_the_planner_prices():
+    """Issue 24: the GPU page said "n/a (no power data)" for the measured T4 profile while
+    the capacity planner priced its energy per request from the datasheet's board power,
+    unsaid.  The page now gives the planner's number at its own load, said to be
+    from datasheet power."""
+    from engine.planner.families.gpu_batching import FAMILY
+    pid = "dle_tf_t4_resnet50_amp"
+    at = pagetest.open_page(PAGE, {"preset": pid, "rho": "0.6", "cap_batch": "false"})
+    watts = FAMILY.presets()[pid].busy_power_w                      # what the planner uses
+    fit = batch_profiles()[pid].fit()
+    here = batching.operating_point_at(0.6 / fit.alpha_ms, fit.alpha_ms, fit.tau0_ms)
+    joules = watts * here.utilization / here.rate_per_s
+    assert metric(at, "Energy per request") == (
+        f"{format_number(joules, 3)} J from datasheet power ({format_number(watts)} W busy, "
+        "no power measured: an upper bound)")
+    assert metric(at, "Energy efficiency") == "n/a (no power measured)"
 
 
 def test_energy_chart_and_table_show_one_efficiency():
