@@ -1,6 +1,8 @@
 """Fuzz tests of the shared engine code: fits, presets, token laws: the contract of tests/fuzzing.py
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+import functools
+
 from engine.core import arrival_input, domains, jit, two_moment
 from engine.core import stats as stats_core
 from engine.presets import (arrival as p_arrival, batch_profile as p_batch,
@@ -356,16 +358,26 @@ def test_student_t975(dof, bad):
     raises_naming("dof", stats_core.t975, bad)
 
 
+def _plain_sum(a, b):
+    return a + b
+
+
+@functools.cache
+def _compiled_sum():
+    """``jit.compiled(_plain_sum)``, made once: no drawn ``backend`` changes it (made
+    again in each of the 2,000 examples, it cost ~3.5 ms each: a load from numba's cache)."""
+    fast = jit.compiled(_plain_sum)
+    tally(jit.compiled)
+    return fast
+
+
 @FUZZ
 @given(backend=st.one_of(st.sampled_from(jit.BACKENDS), st.text(max_size=8), st.integers()))
 def test_jit_switch(backend):
     """``choose`` returns the compiled loop for None/"numba", the plain one for "numpy",
     and refuses anything else naming ``backend``; ``compiled`` gives a callable with
     the same results."""
-    def plain(a, b):
-        return a + b
-    fast = jit.compiled(plain)
-    tally(jit.compiled)
+    plain, fast = _plain_sum, _compiled_sum()
     assert fast(2, 3) == plain(2, 3) == 5
     if backend in jit.BACKENDS:
         chosen = jit.choose(backend, fast, plain)
@@ -375,7 +387,7 @@ def test_jit_switch(backend):
     tally(jit.choose)
 
 
-# ============================================================ engine.token_laws: clipped_tokens
+# ============================================================ engine.core.token_laws: clipped_tokens
 
 CLIP_CAPS = st.one_of(st.integers(1, 3000), st.sampled_from([0, 1, 2, math.inf, 0.0, 7.0]),
                       st.integers(1, 3000).map(np.int64))
