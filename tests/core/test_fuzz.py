@@ -387,7 +387,7 @@ def test_jit_switch(backend):
     tally(jit.choose)
 
 
-# ============================================================ engine.core.token_laws: clipped_tokens
+# ============================================================ engine.token_laws: clipped_tokens
 
 CLIP_CAPS = st.one_of(st.integers(1, 3000), st.sampled_from([0, 1, 2, math.inf, 0.0, 7.0]),
                       st.integers(1, 3000).map(np.int64))

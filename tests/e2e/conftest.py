@@ -108,6 +108,26 @@ def _tail(path, chars: int = 3000) -> str:
     return path.read_text(errors="replace")[-chars:]
 
 
+def _die_with_parent() -> None:
+    """In the child, before it runs: on Linux ask the kernel to send it SIGTERM when the
+    process that started it dies, however it dies (a test run killed by a time limit
+    does not leave its server holding a port)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):                               # not Linux: _stop only
+        pass
+
+
+def spawn_dying_with_parent(cmd, log) -> subprocess.Popen:
+    """``cmd`` started in a process group of its own (``_stop`` ends the group), its
+    output to ``log``, ending when this process ends even if this one is killed."""
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=_die_with_parent,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Terminate the server and its children (the process group it leads)."""
     if proc.poll() is not None:
@@ -133,9 +153,7 @@ def _serve(log_name: str):
            "--server.headless", "true", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = spawn_dying_with_parent(cmd, log)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
