@@ -62,6 +62,12 @@ class _Memo:
         self.data.move_to_end(key)
         return True, hit[0]
 
+    def cached(self, *args, **kwargs) -> bool:
+        """Whether a call with these arguments would return a stored result at once."""
+        key = self._key(args, kwargs)
+        with self.lock:
+            return self._get(key)[0]
+
     def __call__(self, *args, **kwargs):
         key = self._key(args, kwargs)
         while True:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from engine.planner import capacity_plan
 from engine.planner.plan import CONFIRM_RUNS
-from ui.budget import long_running
+from ui.budget import long_running, shared_pool
 from ui.memo import memo
 
 SERIAL_MAX = 3000          # plan_work priced in this process, at most (about 1.2 s)
@@ -63,9 +63,10 @@ def seconds(spec, arrivals) -> float:
 
 
 def executor_for(work: int):
-    """``"serial"`` up to ``SERIAL_MAX`` units of ``plan_work``, else None (local
-    processes: their ~0.25 s start-up pays off from there)."""
-    return "serial" if work <= SERIAL_MAX else None
+    """``"serial"`` up to ``SERIAL_MAX`` units of ``plan_work``, else the server's one
+    shared pool of worker processes (``ui.budget.shared_pool``: plans from every session
+    take turns on it, never more processes than cores)."""
+    return "serial" if work <= SERIAL_MAX else shared_pool()
 
 
 @memo(4, ttl=3600)          # a plan holds its whole table: few, and they expire

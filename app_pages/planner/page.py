@@ -8,6 +8,7 @@ from app_pages.planner import (data, disaggregation, hardware, hardware_input, i
 from engine.planner.plan import UNITS
 from ui import share
 from ui.export import report_button, show_chart
+from ui.budget import long_queue
 from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, results_table
 from ui.uploads import to_safe_csv
@@ -172,12 +173,18 @@ def run() -> None:
     key = (spec, choice, None if serving is None else serving.workload)
     work = data.plan_work(spec, choice)
     where = ("in this process" if data.executor_for(work) == "serial"
-             else "on local processes, one per core")
+             else "on the server's shared worker processes, one per core")
     st.caption(f"{spec.n_configurations:,} configurations ({data.grid_words(spec)}), priced "
                f"{where}.")
     if wait_for_button(spec, key):
         finish()
         return
+    running, waiting = long_queue()
+    if running and not data.plan.cached(*key):
+        ahead = running + waiting
+        st.info(f"{ahead} plan{'s' if ahead != 1 else ''} from other sessions "
+                f"{'are' if ahead != 1 else 'is'} running or waiting on this server: yours "
+                "starts when a worker is free.", icon=":material/hourglass_top:")
     bar = LazyProgress(f"Pricing {spec.n_configurations:,} configurations…")
     plan = data.plan(*key, bar=bar)
     bar.empty()

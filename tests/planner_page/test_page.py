@@ -401,4 +401,5 @@ def test_plan_work_weighs_llm_and_simulated_plans():
     assert data.plan_work(llm, poisson) == data.COST_WEIGHT["llm"] * llm.n_configurations
     for spec in (gpu, llm):
         assert data.executor_for(data.plan_work(spec, poisson)) == "serial"
-    assert data.executor_for(data.SERIAL_MAX + 1) is None
+    from ui.budget import shared_pool
+    assert data.executor_for(data.SERIAL_MAX + 1) is shared_pool()   # one for every session
