@@ -17,7 +17,8 @@
 import numpy as np
 
 from benchmarks.harness import Row, best_time
-from engine import pipeline, token_laws, token_limit
+from engine import pipeline, token_limit
+from engine.core import token_laws
 
 
 def run() -> list[Row]:

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from benchmarks.harness import Row, best_time
-from engine import sim
+from engine.batching import sim
 
 ALPHA, TAU0 = 0.1438, 1.8874
 SERVICE = ALPHA + TAU0

@@ -44,9 +44,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings, strategies as st
 
-from engine import (batch_chain, batching, batching_curves, dispatch_sim, fit, llm_batching,
-                    llm_batching_sim, mg1_patience, operating_point, pipeline, pipeline_sim,
-                    presets, sim, sla, token_limit)
+from engine import batching, fit, llm_batching, pipeline, presets, sla, token_limit
 from engine.core import token_laws
 from engine.core.domains import (A_S_PER_TOKEN, ALPHA, B_MAX, BETA, C0, C_S, COST, DELAY, HEADROOM,
                            INTERVAL, LAM, LAM_PER_S, LATENCY_TARGET_MS, LLM_BATCH, LLM_K1,

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from engine.token_laws import EmpiricalTokens
+from engine.core.token_laws import EmpiricalTokens
 from app_pages.batching import profile_input
 from app_pages.batching.uploads import parse_profile_csv
 from app_pages.sla.uploads import MAX_INTERVALS, MIN_INTERVAL_S, parse_trace_csv

@@ -27,7 +27,7 @@ import numpy as np
 from hypothesis import strategies as st
 from scipy import stats
 
-from engine import token_laws
+from engine.core import token_laws
 from engine.core.domains import Domain
 
 TINY = 1e-6        # "tiny": this times the low end of the typical range
@@ -155,7 +155,7 @@ def _empirical(counts):
 
 
 def token_law_specs(*, heavy: bool = True, max_log_mean: float = 8.0):
-    """(name, law) pairs of output-token laws, from ``engine.token_laws`` constructors.
+    """(name, law) pairs of output-token laws, from ``engine.core.token_laws`` constructors.
 
     ``heavy`` adds lognormals with log-sd up to 3 (tails reaching far beyond
     ``MAX_TOKEN_GRID``); ``max_log_mean`` bounds the lognormal's median.

@@ -35,7 +35,7 @@ def test_no_streamlit_in_engine_sources():
 
 def _group(dotted: str) -> str:
     """The model package a module belongs to (``engine.batching``, ``app_pages.sla``), or the
-    module itself where it is a top-level one (``engine.sim``, ``ui.share``)."""
+    module itself where it is a top-level one (``engine.fit``, ``ui.share``)."""
     return ".".join(dotted.split(".")[:2])
 
 
@@ -178,7 +178,7 @@ def test_the_cycle_check_finds_a_cycle():
 
 def test_lazy_submodules():
     assert engine.batching.mean_latency is not None
-    assert importlib.import_module("engine.sim").simulate_batching is not None
+    assert importlib.import_module("engine.batching.sim").simulate_batching is not None
     try:
         engine.nonexistent
     except AttributeError as err:

@@ -14,8 +14,9 @@ import pytest
 from tests.counting import counted
 from scipy import stats
 
-from engine import (batching, batching_curves, fit, llm_batching, operating_point, sim, sla,
-                    token_laws, token_limit)
+from engine import batching, fit, llm_batching, sla, token_limit
+from engine.batching import answers, curves, sim
+from engine.core import token_laws
 
 
 # ------------------------------------------------------------ load exactly at capacity
@@ -73,9 +74,9 @@ def test_token_queue_at_capacity_is_unstable():
 
 def test_cost_of_a_free_gpu_at_zero_load_is_the_energy_alone():
     """gpu_usd_per_hour = 0 at λ = 0 computed 0/0 = NaN; a free GPU adds nothing."""
-    cost = operating_point.cost_per_million(0.0, 1.0, 0.0, 0.1)
+    cost = answers.cost_per_million(0.0, 1.0, 0.0, 0.1)
     assert cost == pytest.approx(1.0 / 3.6e6 * 0.1 * 1e6)      # J → kWh × $/kWh, per million
-    assert operating_point.cost_per_million(0.0, 1.0, 2.0, 0.1) == np.inf
+    assert answers.cost_per_million(0.0, 1.0, 2.0, 0.1) == np.inf
 
 
 @pytest.mark.parametrize("name,args", [
@@ -84,7 +85,7 @@ def test_cost_of_a_free_gpu_at_zero_load_is_the_energy_alone():
 def test_cost_per_million_validates_load_and_energy(name, args):
     """The load and the energy per request were not checked (negative costs, NaN)."""
     with pytest.raises(ValueError, match=name):
-        operating_point.cost_per_million(*args)
+        answers.cost_per_million(*args)
 
 
 def test_short_simulation_whose_counted_jobs_joined_one_early_batch():
@@ -275,7 +276,7 @@ def test_load_curves_names_a_bad_argument(kw, name):
     """A non-number failed inside numpy (TypeError); a bad n_points or max_fraction was
     reported as a bad "lam" or by numpy's own message."""
     with pytest.raises(ValueError, match=name):
-        batching_curves.load_curves(0.1438, 1.8874, **kw)
+        curves.load_curves(0.1438, 1.8874, **kw)
 
 
 @pytest.mark.parametrize("x,y,name", [([1.0, math.nan, 3.0], [1.0, 2.0, 3.0], "x"),
@@ -307,15 +308,15 @@ def test_token_quantile_where_scipy_ppf_gives_nan():
 def test_sweep_queue_delay_names_a_bad_delay():
     """A non-number in delays_ms failed in numpy ("could not convert string to float")."""
     with pytest.raises(ValueError, match="delays_ms"):
-        operating_point.sweep_queue_delay(1.0, 0.1438, 1.8874, 8, 4, ["not a number"], 100, 0)
+        answers.sweep_queue_delay(1.0, 0.1438, 1.8874, 8, 4, ["not a number"], 100, 0)
 
 
 def test_simulate_rate_checks_the_model_at_zero_load():
     """λ = 0 (or all-zero loads of simulate_rates) returned None before α was checked."""
     with pytest.raises(ValueError, match="alpha"):
-        operating_point.simulate_rates([0.0, 0.0], -1.0, 0.0)
+        answers.simulate_rates([0.0, 0.0], -1.0, 0.0)
     with pytest.raises(ValueError, match="lam"):
-        operating_point.simulate_rate(-1.0, 0.1438, 1.8874)
+        answers.simulate_rate(-1.0, 0.1438, 1.8874)
 
 
 def test_token_queue_simulation_where_every_counted_request_leaves():
@@ -328,12 +329,12 @@ def test_token_queue_simulation_where_every_counted_request_leaves():
 
 def test_dispatch_at_exactly_capacity_is_refused():
     """λ = n/E[S] with (n/E[S])·E[S] = 14.999999999999998 < n = 15 was simulated as stable."""
-    from engine import dispatch_sim
+    from engine.sla import sim as sla_sim
     law = stats.uniform(0.0, 2 * 0.02883165158443999)
     lam = 15 / float(law.mean())
     assert lam * float(law.mean()) < 15
     with pytest.raises(ValueError, match="lam"):
-        dispatch_sim.simulate_dispatch("jsq", lam, law, 15, n_requests=50, seed=0)
+        sla_sim.simulate_dispatch("jsq", lam, law, 15, n_requests=50, seed=0)
 
 
 def test_paper_comparison_where_the_papers_load_is_unstable():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import batching as bt
-from engine import operating_point
+from engine.batching import answers
 from tests.reference import md1_mean_latency
 
 V100 = (0.1438, 1.8874)   # Inoue 2021 §3.3, fitted from Table 1(a)
@@ -88,7 +88,7 @@ def test_operating_point_beyond_capacity_is_unstable():
 
 def test_validation_of_the_v100_preset():
     """φ bounds E[W] from above (Theorem 2) and simulation agrees with the exact mean."""
-    v = operating_point.validation(*V100, n_jobs=100_000, seed=3)
+    v = answers.validation(*V100, n_jobs=100_000, seed=3)
     assert 0 < v.phi_gap < 0.5
     assert v.max_z < 5
     assert v.loads == pytest.approx(tuple(np.array([0.3, 0.6, 0.85]) / V100[0]))

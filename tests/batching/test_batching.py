@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from engine import batching as bt
-from engine.batch_chain import unlimited_moments
-from engine.sim import simulate_batching
+from engine.batching.exact import unlimited_moments
+from engine.batching.sim import simulate_batching
 from tests.reference import (converged_batch_chain_latency,
                              converged_departure_chain_latency, md1_mean_latency)
 

@@ -3,6 +3,8 @@ exact solvers, curves, answers, simulator): the contract of tests/fuzzing.py ove
 every public function's declared domains; ``FUZZED`` maps each public name to the
 test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+from engine.batching import answers as b_answers, curves as b_curves, exact as b_exact
+from engine.batching import formulas as b_formulas, means as b_means, sim as b_sim
 
 
 # ============================================================ engine.batching: closed forms
@@ -110,7 +112,7 @@ EXACT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "beta": BETA, "c0": C
 @given(valid(ALPHA), valid(TAU0), loads(), valid(BETA), valid(C0), st.data())
 @example(1.0, 0.0, np.full(POINTS, 0.999), 1.0, 1.0, None).via("ρ = 0.999, τ0 = 0")
 def test_batching_exact_unlimited(alpha, tau0, rho, beta, c0, data):
-    """b_max = ∞: the generating-function series (``engine.batch_chain``), below φ
+    """b_max = ∞: the generating-function series (``engine.batching.exact``), below φ
     (Theorem 2) and above the energy bound (eq 40)."""
     cap = float(batching.capacity(alpha, tau0))
     lam = at_load(rho, cap)
@@ -121,13 +123,13 @@ def test_batching_exact_unlimited(alpha, tau0, rho, beta, c0, data):
     assert np.all(eta[ok] >= batching.energy_efficiency_bound(lam[ok], alpha, tau0, beta, c0)
                   * (1 - 1e-9))                                                  # eq 40
     la = lam[ok]
-    p0 = batch_chain.unlimited_idle_weight(la * alpha, la * tau0)
+    p0 = b_exact.unlimited_idle_weight(la * alpha, la * tau0)
     assert np.all((p0 >= 0) & (p0 <= 1))          # underflows to 0 when λτ0 is huge
-    p, eb, eb2 = batch_chain.unlimited_moments(la, alpha, tau0)
+    p, eb, eb2 = b_exact.unlimited_moments(la, alpha, tau0)
     assert_no_nan((p, eb, eb2))
     assert np.array_equal(p, p0) and np.all(eb >= 1 - 1e-12) and np.all(eb2 >= eb * eb * (1 - 1e-9))
-    tally(batch_chain.unlimited_idle_weight, la.size)
-    tally(batch_chain.unlimited_moments, la.size)
+    tally(b_exact.unlimited_idle_weight, la.size)
+    tally(b_exact.unlimited_moments, la.size)
     if data is None:
         return
     params = dict(lam=lam, alpha=alpha, tau0=tau0, beta=beta, c0=c0)
@@ -142,7 +144,7 @@ def test_batching_exact_unlimited(alpha, tau0, rho, beta, c0, data):
 @given(valid(ALPHA), valid(TAU0), st.integers(1, 8), loads(), valid(BETA), valid(C0), st.data())
 @example(1.0, 0.0, 1, np.full(POINTS, 0.999), 1.0, 1.0, None).via("b_max = 1 (M/D/1), ρ = 0.999")
 def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
-    """Finite b_max: the departure chain (``batch_chain.limited_solution``) for each point."""
+    """Finite b_max: the departure chain (``exact.limited_solution``) for each point."""
     cap = float(batching.capacity(alpha, tau0, b_max))
     lam = at_load(rho, cap)
     unstable = lam >= cap
@@ -154,11 +156,11 @@ def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
     stable = np.flatnonzero(~unstable)
     if stable.size:
         tau = alpha * np.arange(1, b_max + 1) + tau0
-        sol = batch_chain.limited_solution(float(lam[stable[0]]), tau)
+        sol = b_exact.limited_solution(float(lam[stable[0]]), tau)
         assert_no_nan(sol)
         assert close(sol.mean_latency, w[stable[0]], 1e-12)
         assert close(sol.batch_size_pmf.sum(), 1.0, 1e-9)
-        tally(batch_chain.limited_solution)
+        tally(b_exact.limited_solution)
     if data is None:
         return
     params = dict(lam=lam, alpha=alpha, tau0=tau0, b_max=b_max, beta=beta, c0=c0)
@@ -167,7 +169,7 @@ def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
              batching.mean_batch_size, batching.utilization, batching.energy_efficiency), p, bad)
 
 
-# ============================================================ engine.batching_curves
+# ============================================================ engine.batching.curves
 
 # One case solves 3·n_points loads (a banded solve each for a finite b_max).
 @fuzz(60)
@@ -177,7 +179,7 @@ def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
 def test_batching_curves(alpha, tau0, b_max, energy, n_points, max_fraction, data):
     """load_curves and b_max_family: every value finite below capacity, bounds ordered."""
     beta, c0 = energy if energy else (None, None)
-    curves = batching_curves.load_curves(alpha, tau0, b_max, beta, c0, n_points, max_fraction)
+    curves = b_curves.load_curves(alpha, tau0, b_max, beta, c0, n_points, max_fraction)
     assert_no_nan(curves)
     cap = float(batching.capacity(alpha, tau0, b_max))
     assert curves.capacity == cap and np.all(curves.lam < cap) and curves.lam.size == n_points
@@ -186,79 +188,79 @@ def test_batching_curves(alpha, tau0, b_max, energy, n_points, max_fraction, dat
     if b_max is None:
         assert np.all(curves.mean_latency <= curves.phi * (1 + 1e-9))
     assert (curves.energy_efficiency is None) == (beta is None)
-    family = batching_curves.b_max_family(alpha, tau0, [1, b_max or 2], n_points, max_fraction)
+    family = b_curves.b_max_family(alpha, tau0, [1, b_max or 2], n_points, max_fraction)
     for b, lam, w in family:
         assert_no_nan(w)
         assert np.all(np.isfinite(w)) and np.all(lam < batching.capacity(alpha, tau0, b))
-    tally(batching_curves.load_curves)
-    tally(batching_curves.b_max_family)
+    tally(b_curves.load_curves)
+    tally(b_curves.b_max_family)
     params = dict(alpha=alpha, tau0=tau0, b_max=b_max, beta=1.0 if beta is None else beta,
                   c0=1.0 if c0 is None else c0)
     p, bad = corrupt(data, params, BATCHING_DOMAINS)
-    raises_naming(bad, batching_curves.load_curves, p["alpha"], p["tau0"], p["b_max"],
+    raises_naming(bad, b_curves.load_curves, p["alpha"], p["tau0"], p["b_max"],
                   p["beta"], p["c0"], n_points, max_fraction)
     if bad in ("alpha", "tau0"):
-        raises_naming(bad, batching_curves.b_max_family, p["alpha"], p["tau0"], [1], n_points)
-    for name, domain in (("n_points", batching_curves.N_POINTS),
-                         ("max_fraction", batching_curves.MAX_FRACTION)):
+        raises_naming(bad, b_curves.b_max_family, p["alpha"], p["tau0"], [1], n_points)
+    for name, domain in (("n_points", b_curves.N_POINTS),
+                         ("max_fraction", b_curves.MAX_FRACTION)):
         value = data.draw(invalid(domain), label=f"bad {name}")
-        raises_naming(name, batching_curves.load_curves, alpha, tau0, b_max, **{name: value})
-        raises_naming(name, batching_curves.b_max_family, alpha, tau0, [1], **{name: value})
+        raises_naming(name, b_curves.load_curves, alpha, tau0, b_max, **{name: value})
+        raises_naming(name, b_curves.b_max_family, alpha, tau0, [1], **{name: value})
 
 
-# ============================================================ engine.operating_point
+# ============================================================ engine.batching.answers
 
-PRICES = {"gpu_usd_per_hour": operating_point.PRICE, "usd_per_kwh": operating_point.PRICE,
-          "lam_per_ms": LAM, "joules_per_request": operating_point.ENERGY}
+PRICES = {"gpu_usd_per_hour": b_answers.PRICE, "usd_per_kwh": b_answers.PRICE,
+          "lam_per_ms": LAM, "joules_per_request": b_answers.ENERGY}
 
 
 def _sim_result(lat, rng):
     """A simulation summary with the given mean latency (other fields consistent)."""
-    return sim.BatchingSimResult(lat, 0.1 * lat, lat, 1.5 * lat, 2 * lat, 0.5 * lat, 0.05 * lat,
+    return b_sim.BatchingSimResult(lat, 0.1 * lat, lat, 1.5 * lat, 2 * lat, 0.5 * lat, 0.05 * lat,
                                  1 + rng, min(1.0, rng), 100, True)
 
 
 @FUZZ_VECTOR
-@given(sweep(valid(LAM)), valid(operating_point.ENERGY), valid(operating_point.PRICE),
-       valid(operating_point.PRICE),
-       sweep(st.one_of(st.none(), st.floats(0.1, 1e3))), valid(operating_point.TARGET),
+@given(sweep(valid(LAM)), valid(b_answers.ENERGY), valid(b_answers.PRICE),
+       valid(b_answers.PRICE),
+       sweep(st.one_of(st.none(), st.floats(0.1, 1e3))), valid(b_answers.TARGET),
        st.one_of(st.none(), st.integers(0, 2 ** 63)), st.data())
 def test_operating_point_costs_and_sweeps(lam, joules, gpu, kwh, p99, target, seed, data):
     """cost_per_million, rate_seed, sweep_from_results, max_rate_for_p99, merge_delay_sweeps."""
     lam = arr(lam)
-    cost = operating_point.cost_per_million(lam, joules, gpu, kwh)
+    cost = b_answers.cost_per_million(lam, joules, gpu, kwh)
     assert_no_nan(cost)
     assert np.all(cost >= 0)
     assert np.all(np.isfinite(cost[lam > 0]))              # a served request has a price
-    tally(operating_point.cost_per_million, POINTS)
-    seqs = [operating_point.rate_seed(seed, i) for i in range(POINTS)]
+    tally(b_answers.cost_per_million, POINTS)
+    seqs = [b_answers.rate_seed(seed, i) for i in range(POINTS)]
     assert len({s.generate_state(1)[0] for s in seqs}) > 1 or POINTS == 1
-    tally(operating_point.rate_seed, POINTS)
+    tally(b_answers.rate_seed, POINTS)
     # A sweep over increasing rates; None marks a rate the sweep found unstable.
     grid = np.sort(np.abs(lam[np.isfinite(lam)])) if np.isfinite(lam).any() else np.ones(1)
     lat = np.sort([np.inf if x is None else x for x in p99])[:grid.size]
     results = [None if np.isinf(x) else _sim_result(x, float(i) / POINTS)
                for i, x in enumerate(lat)]
-    sweep_ = operating_point.sweep_from_results(grid[:len(results)], results)
+    sweep_ = b_answers.sweep_from_results(grid[:len(results)], results)
     assert_no_nan(sweep_)
     assert np.array_equal(np.isinf(sweep_.mean_latency), [r is None for r in results])
-    best = operating_point.max_rate_for_p99(target, sweep_)
+    best = b_answers.max_rate_for_p99(target, sweep_)
     assert np.isfinite(best) and 0 <= best <= sweep_.lam[-1]
-    parts = [operating_point.DelaySweep(np.array([d]), np.array([x]), np.array([2 * x]),
+    parts = [b_answers.DelaySweep(np.array([d]), np.array([x]), np.array([2 * x]),
                                         np.array([1.0]), d, 2 * lat[0])
              for d, x in zip(grid[:3], lat[:3])]
-    merged = operating_point.merge_delay_sweeps(parts)
+    merged = b_answers.merge_delay_sweeps(parts)
     assert_no_nan(merged)
     assert merged.best_delay_ms == merged.delay_ms[np.argmin(merged.p99)]
-    for f in (operating_point.sweep_from_results, operating_point.max_rate_for_p99,
-              operating_point.merge_delay_sweeps):
+    for f in (b_answers.sweep_from_results, b_answers.max_rate_for_p99,
+              b_answers.merge_delay_sweeps):
         tally(f, POINTS)
     params = dict(lam_per_ms=lam, joules_per_request=joules, gpu_usd_per_hour=gpu,
                   usd_per_kwh=kwh)
     p, bad = corrupt(data, params, PRICES)
-    rejects((operating_point.cost_per_million,), p, bad)
-    bad_target = data.draw(invalid(operating_point.TARGET), label="bad target_ms")
-    raises_naming("target_ms", operating_point.max_rate_for_p99, bad_target, sweep_)
+    rejects((b_answers.cost_per_million,), p, bad)
+    bad_target = data.draw(invalid(b_answers.TARGET), label="bad target_ms")
+    raises_naming("target_ms", b_answers.max_rate_for_p99, bad_target, sweep_)
 
 
 # Three short simulations a case, POINTS loads an example.
@@ -274,31 +276,31 @@ def test_operating_point_simulated(alpha, tau0, b_max, rho, n_jobs, preferred, d
     lam = at_load(rho, cap)
     preferred = min(preferred, b_max or preferred)
     for x in lam:
-        r = operating_point.simulate_rate(float(x), alpha, tau0, b_max, n_jobs, seed)
+        r = b_answers.simulate_rate(float(x), alpha, tau0, b_max, n_jobs, seed)
         assert (r is None) == (not 0 < x < cap)
         if r is not None:
             assert_no_nan(r)
-        tally(operating_point.simulate_rate)
+        tally(b_answers.simulate_rate)
     grid = lam[:2]
     seen = []
-    sweep_ = operating_point.simulate_rates(grid, alpha, tau0, b_max, n_jobs, seed,
+    sweep_ = b_answers.simulate_rates(grid, alpha, tau0, b_max, n_jobs, seed,
                                             progress=seen.append)
     assert_no_nan(sweep_)
     assert_inf_iff(sweep_.mean_latency, ~((grid > 0) & (grid < cap)), "simulate_rates")
     assert seen[-1] == 1.0
-    tally(operating_point.simulate_rates, grid.size)
+    tally(b_answers.simulate_rates, grid.size)
     stable = lam[(lam > 0) & (lam < cap)]
     x = float(stable[0]) if stable.size else 0.5 * cap
-    delay = operating_point.sweep_queue_delay(x, alpha, tau0, b_max, preferred, delays, n_jobs,
+    delay = b_answers.sweep_queue_delay(x, alpha, tau0, b_max, preferred, delays, n_jobs,
                                               seed)
     assert_no_nan(delay)
     assert delay.best_delay_ms in delay.delay_ms and delay.delay_ms.size == len(delays)
-    tally(operating_point.sweep_queue_delay)
+    tally(b_answers.sweep_queue_delay)
     bad = data.draw(invalid(DELAY), label="bad delay")
     with pytest.raises(ValueError) as err:
-        operating_point.sweep_queue_delay(x, alpha, tau0, b_max, preferred, [bad], n_jobs, seed)
+        b_answers.sweep_queue_delay(x, alpha, tau0, b_max, preferred, [bad], n_jobs, seed)
     assert "delay" in str(err.value)
-    raises_naming("alpha", operating_point.simulate_rates, grid, -1.0, tau0)
+    raises_naming("alpha", b_answers.simulate_rates, grid, -1.0, tau0)
 
 
 SIM_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX, "n_jobs": N_JOBS,
@@ -317,7 +319,7 @@ def check_sim_result(r, n_jobs, warmup, tau1, horizon):
     assert 0 <= r.utilization <= 1 + 1e-9 + rounding
 
 
-# ============================================================ engine.sim
+# ============================================================ engine.batching.sim
 
 @FUZZ_VECTOR
 @given(valid(ALPHA, low=1e-4, high=100.0), valid(TAU0, high=100.0),
@@ -342,31 +344,29 @@ def test_simulate_batching(alpha, tau0, b_max, rho, n_jobs, warmup, delay, prefe
         args = dict(lam=lam, b_max=b_max, n_jobs=n_jobs, seed=seed, max_queue_delay=delay,
                     preferred_batch_size=preferred, **kw)
         if not 0 < lam < np.inf:
-            raises_naming("lam", sim.simulate_batching, **args)
-            raises_naming("lam", sim.simulate_records, **args)
+            raises_naming("lam", b_sim.simulate_batching, **args)
+            raises_naming("lam", b_sim.simulate_records, **args)
             continue
-        r = sim.simulate_batching(**args, warmup_jobs=warmup)
+        r = b_sim.simulate_batching(**args, warmup_jobs=warmup)
         horizon = n_jobs * (1 / lam + tau[-1] + delay)
         check_sim_result(r, n_jobs, n_jobs // 10 if warmup is None else warmup, tau[0], horizon)
-        rec = sim.simulate_records(**args)
+        rec = b_sim.simulate_records(**args)
         assert_no_nan(rec)
         assert np.all(rec.finish >= rec.start) and np.all(rec.start >= rec.arrival)
-        summary = sim.summarize(rec, warmup or 0)
+        summary = b_sim.summarize(rec, warmup or 0)
         check_sim_result(summary, n_jobs, warmup or 0, tau[0], horizon)
-        for f in (sim.simulate_batching, sim.simulate_records, sim.summarize):
+        for f in (b_sim.simulate_batching, b_sim.simulate_records, b_sim.summarize):
             tally(f)
     params = dict(lam=max(float(at_load(rho[0], cap)), 1e-3) if np.isfinite(rho[0]) else 1.0,
                   alpha=alpha, tau0=tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
                   max_queue_delay=delay, preferred_batch_size=preferred or 1,
                   warmup_jobs=warmup or 0)
     p, bad = corrupt(data, params, SIM_DOMAINS)
-    rejects((sim.simulate_batching, sim.simulate_records), p, bad)
+    rejects((b_sim.simulate_batching, b_sim.simulate_records), p, bad)
 
 
 # ============================================ engine.batching: energy, units, operating point
 
-from engine.batching import answers as b_answers, curves as b_curves, exact as b_exact  # noqa: E402
-from engine.batching import formulas as b_formulas, sim as b_sim, means as b_means  # noqa: E402
 
 UNIT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX}
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from engine import batching as bt
-from engine import sim
+from engine.batching import sim
 from tests.reference import md1_mean_latency
 
 V100 = (0.1438, 1.8874)

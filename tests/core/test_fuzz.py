@@ -213,7 +213,7 @@ def preset_accepts(kind, field, value) -> bool:
     return True
 
 
-# ============================================================ engine.token_laws
+# ============================================================ engine.core.token_laws
 
 TOKEN_K = st.one_of(st.integers(-5, 10 ** 6), st.floats(-10.0, 1e7, allow_nan=False),
                     st.sampled_from([0, 1, math.inf, -math.inf]))
@@ -387,7 +387,7 @@ def test_jit_switch(backend):
     tally(jit.choose)
 
 
-# ============================================================ engine.token_laws: clipped_tokens
+# ============================================================ engine.core.token_laws: clipped_tokens
 
 CLIP_CAPS = st.one_of(st.integers(1, 3000), st.sampled_from([0, 1, 2, math.inf, 0.0, 7.0]),
                       st.integers(1, 3000).map(np.int64))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine import token_laws as tl
+from engine.core import token_laws as tl
 
 
 def test_discretisation_convention_ceil_and_at_least_one():

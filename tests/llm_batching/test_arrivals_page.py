@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine import llm_batching as lb
-from engine import token_laws as tl
+from engine.core import token_laws as tl
 from engine.arrivals import MMPP2, Renewal
 from engine.presets import arrival_presets
 from tests import pagetest

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from engine import llm_batching as lb
-from engine import token_laws as tl
+from engine.core import token_laws as tl
 from app_pages.llm_batching import figures as figs
 from ui.export import figure_frame, report_html
 

@@ -4,6 +4,10 @@ to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 from engine.arrivals import Renewal
 from engine.core.domains import ARRIVAL_SCV
+from engine.llm_batching import (answers as lb_answers, batch_times as lb_batch_times,
+                                 bounds as lb_bounds, coverage as lb_coverage,
+                                 curves as lb_curves, dynamic as lb_dynamic,
+                                 fixed as lb_fixed, sim as lb_sim, stability as lb_stability)
 
 
 # ============================================================ engine.llm_batching
@@ -229,14 +233,14 @@ def test_llm_dynamic(law, k, b_max, rho, data):
 
 # ~5 ms a case (numba loops over n_jobs requests), POINTS loads an example.
 @fuzz(1000, POINTS)
-@given(LLM_LAWS, K_COEFFICIENTS, st.sampled_from(llm_batching_sim.STRATEGIES),
+@given(LLM_LAWS, K_COEFFICIENTS, st.sampled_from(lb_sim.STRATEGIES),
        st.integers(1, 32), b_maxes(high=64), loads(), st.integers(1, 300),
        st.one_of(st.none(), valid(LLM_KV_CAPACITY)), valid(LLM_PROMPT_TOKENS, high=1e4),
        st.sampled_from(["realised", "mean"]), st.one_of(st.none(), st.integers(0, 400)),
        st.integers(0, 2 ** 32), st.data())
 def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch_time, warmup,
                       seed, data):
-    """llm_batching.simulate (and llm_batching_sim.simulate behind it), every strategy."""
+    """llm_batching.simulate (and lb_sim.simulate behind it), every strategy."""
     name, law = law
     if batch_time == "mean" and (strategy in ("elastic", "continuous")
                                  or strategy == "dynamic" and (b_max is None or b_max == np.inf)):
@@ -266,7 +270,7 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
         rounding = 1e-12 * done.max() / r.mean_sojourn if done.size else 0.0
         assert 0 <= r.utilization <= 1 + 1e-9 + rounding
         tally(llm_batching.simulate)
-        tally(llm_batching_sim.simulate)
+        tally(lb_sim.simulate)
     lam = float(at_load(rho[0], cap))
     if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
         process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
@@ -282,7 +286,7 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
                   prompt_tokens=prompt, warmup_jobs=warmup or 0)
     p, bad = corrupt(data, params, {**LLM_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})
     p.pop("l", None)
-    rejects((llm_batching_sim.simulate,), p, bad, strategy="fixed" if bad == "b" else strategy,
+    rejects((lb_sim.simulate,), p, bad, strategy="fixed" if bad == "b" else strategy,
             dist=law, k=k, seed=seed)
     rejects((lb_sim.continuous_serving,), p, bad, k=k, tokens=np.full(3, 10.0))
     raises_naming("strategy", llm_batching.simulate, "other", 1.0, law, k)
@@ -329,15 +333,9 @@ def test_llm_paper_comparison(k, rho, kv):
 
 # ============================================================ every public function has a case
 
-from engine.llm_batching import (answers as lb_answers, batch_times as lb_batch_times,
-                                 bounds as lb_bounds, coverage as lb_coverage,
-                                 curves as lb_curves, dynamic as lb_dynamic,
-                                 fixed as lb_fixed, sim as lb_sim, stability as lb_stability)
-
 # Public name -> the test that fuzzes it, per submodule of engine.llm_batching (the
-# package and engine.llm_batching_sim only re-export).  A result or data class (no
-# arguments of its own to fuzz) names the test that builds and checks it and the function
-# it comes from.
+# package only re-exports).  A result or data class (no arguments of its own to fuzz)
+# names the test that builds and checks it and the function it comes from.
 FUZZED = {
     lb_batch_times: {
         "check_k": test_llm_batch_times, "check_dist": test_llm_batch_times,

@@ -16,7 +16,7 @@ from scipy.stats import poisson
 from engine import batching as bt
 from engine import llm_batching as lb
 from engine import presets
-from engine.llm_batching_sim import simulate
+from engine.llm_batching.sim import simulate
 from tests.reference import md1_mean_latency
 
 K = (0.06, 0.126, 0.0003, 0.02269)           # presets/llm_batching/a100_llama2_7b.toml
@@ -83,7 +83,7 @@ def test_expected_max_of_a_sample_law_is_its_exact_finite_sum(counts, b):
     """A sample's law (step CDF): E[L_b] = Σ v_i (F_i^b − F_{i−1}^b) and E[L_b²] likewise,
     written out from the pmf of the maximum, P(L_b ≤ v_i) = F_i^b (the engine sums the
     tail form instead).  The quantile-grid trapezoids missed this by up to 0.4 %."""
-    from engine.token_laws import EmpiricalTokens
+    from engine.core.token_laws import EmpiricalTokens
     law = EmpiricalTokens.from_counts(counts)
     values, n = np.unique(counts, return_counts=True)
     F = np.cumsum(n) / len(counts)
@@ -96,7 +96,7 @@ def test_expected_max_of_a_sample_law_is_its_exact_finite_sum(counts, b):
 
 def test_expected_max_of_a_sample_law_against_sampled_maxima():
     """One value of 4000 among 99 ones: E[L_8] from 200,000 sampled batches."""
-    from engine.token_laws import EmpiricalTokens
+    from engine.core.token_laws import EmpiricalTokens
     counts = [1] * 99 + [4000]
     rng = np.random.default_rng(7)
     draws = rng.choice(counts, size=(200_000, 8)).max(axis=1)
@@ -582,7 +582,7 @@ def test_broadcasting():
 
 
 def test_recommended_b_max_is_the_best_solved_candidate():
-    from engine import token_laws as tl
+    from engine.core import token_laws as tl
     k = (0.06, 0.126, 0.0003, 0.02269)
     dist = tl.lognormal(7.0, 0.7)
     lam = 0.05
@@ -600,7 +600,7 @@ def test_best_strategy_picks_the_smallest_finite_latency():
 
 
 def test_dynamic_solution_state_ceiling():
-    from engine import token_laws as tl
+    from engine.core import token_laws as tl
     k = (0.06, 0.126, 0.0003, 0.02269)
     dist = tl.lognormal(7.0, 0.7)
     full = lb.dynamic_solution(0.09, dist, k, 64)
@@ -675,13 +675,14 @@ def test_simulation_summary_vocabulary():
     assert sol.mean_latency == sol.mean_sojourn
 
 
-def test_old_module_names_still_work():
-    """engine.llm_batching_sim re-exports the simulator; both modules name the same objects."""
-    from engine import llm_batching_sim
-    assert llm_batching_sim.simulate is lb.simulate
-    assert llm_batching_sim.LLMSimResult is lb.LLMSimResult
-    assert llm_batching_sim.STRATEGIES == ("dynamic", "fixed", "elastic", "continuous")
-    assert llm_batching_sim.BACKEND in ("numba", "numpy")
+def test_the_package_names_the_simulators_objects():
+    """engine.llm_batching re-exports the simulator (the old name engine.llm_batching_sim:
+    tests/test_old_names.py)."""
+    from engine.llm_batching import sim
+    assert sim.simulate is lb.simulate
+    assert sim.LLMSimResult is lb.LLMSimResult
+    assert sim.STRATEGIES == ("dynamic", "fixed", "elastic", "continuous")
+    assert sim.BACKEND in ("numba", "numpy")
 
 
 def test_strategy_map_says_how_each_latency_is_known():

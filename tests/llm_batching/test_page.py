@@ -9,7 +9,7 @@ from tests import pagetest
 from tests.pagetest import charts, metric, trace
 
 from engine import llm_batching as lb
-from engine import token_laws as tl
+from engine.core import token_laws as tl
 
 PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("llm_batching"))
 K = (0.06, 0.126, 0.0003, 0.02269)          # presets/llm_batching/a100_llama2_7b.toml

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine import pipeline as pl
-from engine import pipeline_sim
+from engine.pipeline import sim as pipeline_sim
 from engine.presets import gpu_specs, pipeline_workloads
 
 

@@ -199,13 +199,13 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
         kw = dict(lam=lam, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c,
                   blocking=blocking, n_jobs=n_jobs, seed=seed, warmup_jobs=warmup)
         if not 0 < lam < np.inf:
-            raises_naming("lam", pipeline_sim.simulate_tandem, **kw)
+            raises_naming("lam", pipe_sim.simulate_tandem, **kw)
             continue
-        r = pipeline_sim.simulate_tandem(**kw)
+        r = pipe_sim.simulate_tandem(**kw)
         assert_no_nan(r)
         assert r.w_total >= 0 and r.throughput >= 0
         assert 0 <= r.p_cpu_blocked <= 1 + 1e-9 and 0 <= r.p_mem_blocked <= 1 + 1e-9
-        tally(pipeline_sim.simulate_tandem)
+        tally(pipe_sim.simulate_tandem)
     lam = float(at_load(rho[0], cap))
     if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
         process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
@@ -213,17 +213,17 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
                     blocking=blocking, n_jobs=n_jobs, seed=seed, warmup_jobs=warmup)
         times = process.sample(n_jobs, np.random.default_rng(seed))
         for arrivals in (process, times):
-            r = pipeline_sim.simulate_tandem(**args, arrivals=arrivals)
+            r = pipe_sim.simulate_tandem(**args, arrivals=arrivals)
             assert_no_nan(r)
             assert r.w_total >= 0 and r.throughput >= 0
             assert r.n_jobs == n_jobs - min(n_jobs // 10 if warmup is None else warmup,
                                             n_jobs - 2)
-        raises_naming("arrivals", pipeline_sim.simulate_tandem, **args,
+        raises_naming("arrivals", pipe_sim.simulate_tandem, **args,
                       arrivals=np.append(times, -1.0))
     params = dict(lam=1.0, mu_cpu=mu_cpu, mu_mem=mu_mem, mu_cu=mu_cu, K=K, c=c, n_jobs=n_jobs,
                   warmup_jobs=warmup or 0)
     p, bad = corrupt(data, params, {**PIPE_DOMAINS, "n_jobs": N_JOBS, "warmup_jobs": WARMUP})
-    rejects((pipeline_sim.simulate_tandem,), p, bad, blocking=blocking)
+    rejects((pipe_sim.simulate_tandem,), p, bad, blocking=blocking)
 
 
 # Small phase spaces (≤ 25 + 14 phases), one dense solve per reduction step.
@@ -343,7 +343,7 @@ def test_pipeline_checks(value, domain):
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
 # own to fuzz) names the test that builds and checks it and the function it comes from.
-# engine.pipeline and engine.pipeline_sim only re-export these names.
+# engine.pipeline only re-exports these names.
 FUZZED = {
     stations: {
         "mm1": test_pipeline_stations, "mm1k": test_pipeline_stations,

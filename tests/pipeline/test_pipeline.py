@@ -16,7 +16,7 @@ from scipy.sparse.linalg import spsolve
 
 from engine import pipeline as pl
 from engine import presets
-from engine.pipeline_sim import simulate_tandem
+from engine.pipeline.sim import simulate_tandem
 
 
 # ------------------------------------------------------------ independent references

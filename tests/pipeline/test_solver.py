@@ -12,7 +12,7 @@ import pytest
 
 from engine import pipeline as pl
 from engine.pipeline import chain, qbd
-from engine.pipeline_sim import simulate_tandem
+from engine.pipeline.sim import simulate_tandem
 from tests.pipeline.test_pipeline import assert_stage_times_within_ci
 
 KEYS = ("max_throughput", "throughput", "l_cpu", "l_mem", "l_cu", "w_cpu", "w_mem", "w_cu",

@@ -7,6 +7,7 @@ from engine.core.domains import ARRIVAL_SCV
 from engine.core import service_laws as core_laws
 from engine.sla import cdfs, checks, gpu, replicas, traces, units
 from engine.sla import sim as sla_sim
+from engine.batching import answers as b_answers
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 
 
@@ -178,12 +179,12 @@ def test_gpu_operating_point(alpha, tau0, b_max, factor, data):
         assert rate == 0
     elif alpha + tau0 < target * (1 - 1e-9):
         assert rate > 0
-    best = operating_point.max_rate_for_mean_latency(target, alpha, tau0, b_max)
+    best = b_answers.max_rate_for_mean_latency(target, alpha, tau0, b_max)
     assert 0 <= best < batching.capacity(alpha, tau0, b_max)
     if best > 0:      # (brentq's rtol 1e-10 in λ leaves ~1e-5 in E[W] right at capacity)
         assert batching.mean_latency(best, alpha, tau0, b_max) <= target * (1 + 1e-4)
     tally(sla.gpu_service_rate)
-    tally(operating_point.max_rate_for_mean_latency)
+    tally(b_answers.max_rate_for_mean_latency)
     name = data.draw(st.sampled_from(["alpha", "tau0", "target"]))
     domain = {"alpha": ALPHA, "tau0": TAU0, "target": LATENCY_TARGET_MS}[name]
     bad = data.draw(invalid(domain))
@@ -191,7 +192,7 @@ def test_gpu_operating_point(alpha, tau0, b_max, factor, data):
     raises_naming({"alpha": "alpha_ms", "tau0": "tau0_ms"}.get(name, "latency_target_ms"),
                   sla.gpu_service_rate, args["alpha"], args["tau0"], args["target"], b_max)
     raises_naming({"target": "target_ms"}.get(name, name),
-                  operating_point.max_rate_for_mean_latency, args["target"], args["alpha"],
+                  b_answers.max_rate_for_mean_latency, args["target"], args["alpha"],
                   args["tau0"], b_max)
 
 
@@ -241,11 +242,11 @@ def test_sla_traces(mean_rate, intervals, hours, amplitude, spikes, headroom, se
                                                            name: value})
 
 
-# ============================================================ engine.dispatch_sim
+# ============================================================ engine.sla.sim
 
 # ~5 ms a case (numba loops over n_requests), POINTS loads an example.
 @fuzz(1000, POINTS)
-@given(st.sampled_from(dispatch_sim.POLICIES), service_laws(), valid(N_BACKENDS, high=64),
+@given(st.sampled_from(sla_sim.POLICIES), service_laws(), valid(N_BACKENDS, high=64),
        DELAYS, DELAYS, DELAYS, loads(), st.integers(1, 300),
        st.one_of(st.none(), st.integers(0, 400)), st.integers(0, 2 ** 32), st.data())
 def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup, seed, data):
@@ -259,11 +260,11 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
                   n_requests=n_requests, seed=seed)
         if not 0 < lam < cap or policy == "random_retry" and c == 0:
             with pytest.raises(ValueError):
-                dispatch_sim.simulate_dispatch(**kw)
+                sla_sim.simulate_dispatch(**kw)
             continue
         if policy == "random_retry" and c < 1e-3 * n / cap:
             continue        # ~E[S]/c retries a request (~1e7 at c = 1e-8 s): minutes (cost)
-        r = dispatch_sim.simulate_dispatch(**kw, warmup_requests=warmup)
+        r = sla_sim.simulate_dispatch(**kw, warmup_requests=warmup)
         assert_no_nan(r, allowed=("p_busy_retry",))     # documented: NaN when no retries
         assert r.mean_response >= r.mean_waiting >= -1e-12 and r.mean_attempts >= 1
         assert 0 <= r.fraction_within(r.p50_response) <= 1
@@ -271,10 +272,10 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
         assert 0 <= r.waiting_fraction_within(0.0) <= 1
         assert (r.mean_latency, r.mean_wait, r.p50, r.p95, r.p99) == (
             r.mean_response, r.mean_waiting, r.p50_response, r.p95_response, r.p99_response)
-        rec = dispatch_sim.simulate_records(**kw)
+        rec = sla_sim.simulate_records(**kw)
         assert_no_nan(rec)
-        tally(dispatch_sim.simulate_dispatch)
-        tally(dispatch_sim.simulate_records)
+        tally(sla_sim.simulate_dispatch)
+        tally(sla_sim.simulate_records)
     lam = float(at_load(rho[0], cap))
     if 0 < lam < cap and (policy != "random_retry" or c >= 1e-3 * n / cap):
         # ``arrivals``: a renewal process at λ, then its replay (bursts beyond n/E[S] pass)
@@ -284,22 +285,22 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
                   n_requests=n_requests, seed=seed)
         for arrivals in (process, times):
             try:
-                r = dispatch_sim.simulate_dispatch(**kw, warmup_requests=0, arrivals=arrivals)
+                r = sla_sim.simulate_dispatch(**kw, warmup_requests=0, arrivals=arrivals)
             except ValueError as err:   # documented: a trace's mean rate at or beyond n/E[S]
                 assert arrivals is times and "mean rate of arrivals" in str(err)
                 continue
             assert_no_nan(r, allowed=("p_busy_retry",))
             assert r.n_requests == n_requests and r.mean_response >= r.mean_waiting >= -1e-12
-        raises_naming("arrivals", dispatch_sim.simulate_records, **kw,
+        raises_naming("arrivals", sla_sim.simulate_records, **kw,
                       arrivals=np.append(times, np.inf))
     params = dict(lam=0.5 * cap, n=n, d1=d1, d2=d2, delta=delta + 1e-3, n_requests=n_requests,
                   warmup_requests=warmup or 0)
     p, bad = corrupt(data, params, {"lam": LAM, "n": N_BACKENDS, "d1": NET_DELAY,
                                     "d2": NET_DELAY, "delta": NET_DELAY,
                                     "n_requests": N_REQUESTS, "warmup_requests": WARMUP})
-    rejects((dispatch_sim.simulate_dispatch, dispatch_sim.simulate_records), p, bad,
+    rejects((sla_sim.simulate_dispatch, sla_sim.simulate_records), p, bad,
             policy=policy, service=service, seed=seed)
-    raises_naming("policy", dispatch_sim.simulate_dispatch, "round_robin", 1.0, service, n)
+    raises_naming("policy", sla_sim.simulate_dispatch, "round_robin", 1.0, service, n)
 
 
 # ============================================================ engine.core.roots

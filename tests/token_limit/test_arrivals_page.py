@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import token_laws, token_limit
+from engine import token_limit
+from engine.core import token_laws
 from engine.arrivals import Renewal
 from engine.presets import token_latency_profiles
 from tests import pagetest

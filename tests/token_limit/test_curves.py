@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from engine import token_laws as tl, token_limit as tk
+from engine import token_limit as tk
+from engine.core import token_laws as tl
 
 A, C = 0.023087, 0.490          # Table I fit
 LOGN = tl.lognormal(7.0, 0.7)

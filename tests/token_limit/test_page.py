@@ -7,7 +7,8 @@ from streamlit.testing.v1 import AppTest
 from tests import pagetest
 from tests.pagetest import charts, metric, trace
 
-from engine import token_laws, token_limit
+from engine import token_limit
+from engine.core import token_laws
 from engine.presets import token_latency_profiles
 from app_pages.token_limit import answer
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from engine import presets, token_laws as tl, token_limit as tk
+from engine import presets, token_limit as tk
+from engine.core import token_laws as tl
 from engine.token_limit import patience as pt
 from engine.fit import fit_token_latency, fit_token_latency_with_input
 from tests.reference import md1_mean_latency
