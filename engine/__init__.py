@@ -20,22 +20,92 @@ stays cheap):
 * ``engine.sweep``        one function over a parameter grid: in-process, local processes, Dask
 * ``engine.planner``      the cheapest configuration meeting an SLA, over every model above
 
-Earlier module names still import and re-export the same public names:
-``engine.sim``, ``engine.batch_chain``, ``engine.batching_curves``,
-``engine.operating_point``, ``engine.mg1_patience``, ``engine.llm_batching_sim``,
-``engine.pipeline_sim``, ``engine.dispatch_sim``, ``engine.token_laws``, ``engine.params``.
+Old module names (``OLD_NAMES``: old name → new path) still import, as deprecation
+stubs: importing one warns (``DeprecationWarning`` naming the new path and the version
+that removes it, ``REMOVED_IN``) and gives a module whose every name is the new
+module's object.  Nothing in the project imports them (tests/test_old_names.py).
 
 The engine never imports Streamlit.  Derivations and errata: ``docs/models/``.
 """
+import __future__
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+import warnings
 
 __all__ = ["core", "batching", "token_limit", "llm_batching", "llm_serving", "pipeline", "sla", "fit", "measured",
-           "presets", "arrivals", "sweep", "planner",
-           "sim", "batch_chain", "batching_curves", "operating_point", "mg1_patience",
-           "llm_batching_sim", "pipeline_sim", "dispatch_sim", "token_laws", "params"]
+           "presets", "arrivals", "sweep", "planner"]
+
+REMOVED_IN = "0.6"
+OLD_NAMES = {
+    "engine.sim": "engine.batching.sim",
+    "engine.batch_chain": "engine.batching.exact",
+    "engine.batching.batch_chain": "engine.batching.exact",
+    "engine.batching_curves": "engine.batching.curves",
+    "engine.operating_point": "engine.batching.answers",
+    "engine.mg1_patience": "engine.token_limit.patience",
+    "engine.llm_batching_sim": "engine.llm_batching.sim",
+    "engine.pipeline_sim": "engine.pipeline.sim",
+    "engine.dispatch_sim": "engine.sla.sim",
+    "engine.token_laws": "engine.core.token_laws",
+    "engine.params": "engine.core.domains",
+}
+
+
+class _OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module name as a stub of its new module: a warning, then the new
+    module's public names (the same objects); any other name is looked up there too."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in OLD_NAMES:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return None                                   # a plain module
+
+    def exec_module(self, module):
+        new_name = OLD_NAMES[module.__name__]
+        _warn_importer(f"{module.__name__} is deprecated and will be removed in {REMOVED_IN}: "
+                       f"import {new_name} instead")
+        new = importlib.import_module(new_name)
+        public = getattr(new, "__all__", None) or [
+            name for name, obj in vars(new).items() if not name.startswith("_")
+            and not isinstance(obj, (types.ModuleType, __future__._Feature))
+            and not (callable(obj) and getattr(obj, "__module__", new_name) != new_name)]
+        module.__dict__.update({name: getattr(new, name) for name in public})
+        module.__all__ = list(public)
+        module.__doc__ = f"Deprecated: the old name of ``{new_name}`` (removed in {REMOVED_IN})."
+        module.__getattr__ = lambda name: getattr(new, name)
+
+
+def _warn_importer(message: str) -> None:
+    """A ``DeprecationWarning`` at the line that named the old module: the first frame
+    outside the import machinery, this file and the engine's package ``__getattr__``
+    (``import x``, ``from engine import x``, ``engine.x``, ``importlib.import_module``)."""
+    frame = sys._getframe(1)
+    while frame is not None and (
+            frame.f_code.co_filename.startswith("<frozen importlib")
+            or frame.f_code.co_filename in (__file__, importlib.__file__)
+            or (frame.f_code.co_name == "__getattr__"           # a package's old attribute
+                and frame.f_globals.get("__name__", "").startswith(f"{__name__}."))):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return
+    where = frame.f_globals
+    warnings.warn_explicit(message, DeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=where.get("__name__", "<string>"),
+                           registry=where.setdefault("__warningregistry__", {}))
+
+
+if not any(isinstance(f, _OldNames) for f in sys.meta_path):
+    sys.meta_path.append(_OldNames())
 
 
 def __getattr__(name):
-    if name in __all__:
+    if name in __all__ or f"{__name__}.{name}" in OLD_NAMES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

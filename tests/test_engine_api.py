@@ -1,8 +1,9 @@
 """The engine's public API of before the redesign (one package per model) still works:
-every public function and class of every engine module then, by the same module path,
-with the same arguments in the same order and the same result attributes
-(``tests/data/engine_api_before_redesign.json``, read off the engine as it was then);
-and every simulator speaks one summary vocabulary."""
+every public function and class of every engine module then, by the same module path
+(an old module name read as its new path, ``engine.OLD_NAMES``: tests/test_old_names.py
+checks that the old name gives the same objects), with the same arguments in the same
+order and the same result attributes (``tests/data/engine_api_before_redesign.json``,
+read off the engine as it was then); and every simulator speaks one summary vocabulary."""
 import importlib
 import inspect
 import json
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import OLD_NAMES
 from engine.batching.sim import BatchingSimResult
 from engine.llm_batching.sim import LLMSimResult
 from engine.pipeline.sim import TandemSimResult
@@ -24,7 +26,7 @@ SUMMARY = ("mean_latency", "ci95", "p50", "p95", "p99", "mean_wait")
 @pytest.mark.parametrize("path", sorted(BEFORE))
 def test_public_name_keeps_its_path_arguments_and_attributes(path):
     module, name = path.rsplit(".", 1)
-    obj = getattr(importlib.import_module(module), name)
+    obj = getattr(importlib.import_module(OLD_NAMES.get(module, module)), name)
     spec = BEFORE[path]
     if spec["params"] is not None:
         params = [p.name for p in inspect.signature(obj).parameters.values()

@@ -23,8 +23,10 @@ True
 >>> float(capacity(1.0, 2.0, 2))
 0.5
 """
+import importlib
+
+from .. import OLD_NAMES
 from . import exact
-from . import exact as batch_chain  # the old name: engine.batching.batch_chain
 from .closed_loop import ClosedLoop, closed_loop
 from .closed_sim import ClosedLoopSimResult, simulate_closed_loop
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
@@ -44,7 +46,7 @@ from .mmpp import Mmpp2Batching, mean_latency_mmpp2
 from .sim import BatchingSimResult, SimRecords, simulate_batching, simulate_records, summarize
 
 __all__ = [
-    "exact", "batch_chain",
+    "exact",
     "capacity", "below_capacity", "phi0", "phi1", "phi", "efficiency_from_batch_size",
     "energy_efficiency_bound", "utilization_bound", "per_ms_to_per_s", "per_s_to_per_ms",
     "rate_from_load", "load_in", "throughput_per_s", "batch_energy", "LOAD_UNITS", "MEAN_BATCH",
@@ -62,3 +64,10 @@ __all__ = [
     "ClosedLoop", "closed_loop", "ClosedLoopSimResult", "simulate_closed_loop",
     "Mmpp2Batching", "mean_latency_mmpp2",
 ]
+
+
+def __getattr__(name):
+    """``engine.batching.batch_chain``: an old name, a deprecation stub (``engine.OLD_NAMES``)."""
+    if f"{__name__}.{name}" in OLD_NAMES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

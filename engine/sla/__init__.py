@@ -7,7 +7,7 @@ docs/models/sla.md.
 * ``replicas``  the fewest replicas meeting an SLA
 * ``gpu``       the service rate of one GPU at a mean-latency target
 * ``traces``    load traces and replica plans over them
-* ``sim``       the dispatch simulator (also ``engine.dispatch_sim``); any arrival process
+* ``sim``       the dispatch simulator; any arrival process
                 or a replayed trace with ``arrivals=``, beside it the GI/G/n (Allen–Cunneen)
                 and GI/G/1 (Kingman) approximations of ``engine.core.two_moment``
 
