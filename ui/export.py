@@ -188,6 +188,30 @@ def format_number(value: float, digits: int = 4) -> str:
     return "0" if text in ("-0", "−0") else text
 
 
+def plain_number(value: float, digits: int = 3, smallest: float = 1e-4) -> str:
+    """A number for an answer, in plain digits: ``format_number`` (``digits`` significant
+    digits, thousands separators, "∞", "n/a") but never in e-notation: down to
+    ``smallest`` in decimals (6e-7 with ``smallest`` 1e-9: "0.0000006"), below it
+    "< 0.0001"; large values in full (1.2e9: "1,200,000,000")."""
+    if isinstance(value, bool) or isinstance(value, int) or (
+            hasattr(value, "dtype") and value.dtype.kind in "iub"):
+        return format_number(value)
+    v = float(value)
+    if not math.isfinite(v) or v == 0:
+        return format_number(v)
+    size = abs(v)
+    if size >= 1e9:
+        return f"{v:,.0f}".replace("-", "−")
+    if size >= 1e-4:
+        return format_number(v, digits)
+    floor = f"{smallest:.{max(0, -math.floor(math.log10(smallest)))}f}"
+    if size < smallest:
+        return f"< {floor}" if v > 0 else f"> −{floor}"
+    decimals = digits - 1 - math.floor(math.log10(size))
+    text = f"{v:.{decimals}f}".rstrip("0").rstrip(".")
+    return text.replace("-", "−")
+
+
 def format_percent(fraction: float, digits: int = 2, signed: bool = False) -> str:
     """A fraction as a percentage with ``digits`` decimals (``signed``: with its sign); a
     value that rounds to zero reads "0 %" (exactly zero) or "< 0.01 %" (the smallest step
@@ -197,7 +221,7 @@ def format_percent(fraction: float, digits: int = 2, signed: bool = False) -> st
         return "n/a"
     if abs(value) < 0.5 * 10.0 ** -digits:
         return "0 %" if value == 0 else f"< {10.0 ** -digits:.{digits}f} %"
-    return f"{value:{'+' if signed else ''}.{digits}f} %"
+    return f"{value:{'+' if signed else ''},.{digits}f} %"
 
 
 def plain(value) -> str:

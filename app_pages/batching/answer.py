@@ -4,10 +4,12 @@ report's inputs and sections, and the metrics a pinned baseline is compared on (
 carry units).  Every number comes from the engine (``OperatingPoint``, SLA answers)."""
 from __future__ import annotations
 
+import math
+
 from engine.batching import energy_per_request_at_power, load_in, per_ms_to_per_s
 from app_pages.batching import views
 from app_pages.batching.inputs import Point
-from ui.export import format_number
+from ui.export import format_number, plain_number
 
 UNSTABLE = "∞ (unstable)"
 
@@ -18,8 +20,18 @@ def share_text(x: float) -> str:
 
 
 def rate_text(lam_per_ms: float, alpha_ms: float) -> str:
-    return (f"{load_in(lam_per_ms, alpha_ms, 'per_s'):,.0f} requests/s "
-            f"(ρ = {load_in(lam_per_ms, alpha_ms, 'rho'):.3f})")
+    rho = float(load_in(lam_per_ms, alpha_ms, "rho"))
+    return (f"{plain_number(float(load_in(lam_per_ms, alpha_ms, 'per_s')), 4)} requests/s "
+            f"(ρ = {f'{rho:.3f}' if rho < 10 else plain_number(rho)})")
+
+
+def largest_text(lam_per_ms: float, alpha_ms: float) -> str:
+    """The largest load meeting a target, or that none does."""
+    return rate_text(lam_per_ms, alpha_ms) if lam_per_ms > 0 else "no load meets it"
+
+
+def ms(x: float) -> str:
+    return f"{plain_number(x)} ms"
 
 
 def rows(scenario, here, lam_sla: float, lam_p99: float, p99: float | None) -> list:
@@ -28,17 +40,21 @@ def rows(scenario, here, lam_sla: float, lam_p99: float, p99: float | None) -> l
     eta, joules = here.energy_efficiency_per_j, here.joules_per_request
     how = "" if scenario.arrivals.kind in ("poisson", "mmpp2") else " (simulated)"
     return [
-        (f"Mean latency per request{how}",
-         f"{here.mean_latency_ms:.3g} ms" if here.stable else UNSTABLE),
-        ("p99 latency (simulated)", f"{p99:.3g} ms" if p99 is not None else UNSTABLE),
-        ("Requests per batch (mean)", f"{here.mean_batch_size:.3g}"),
+        (f"Mean latency per request{how}", ms(here.mean_latency_ms) if here.stable else UNSTABLE),
+        ("p99 latency (simulated)", ms(p99) if p99 is not None else UNSTABLE),
+        ("Requests per batch (mean)", plain_number(here.mean_batch_size) if here.stable
+         and math.isfinite(here.mean_batch_size) else "no limit (the queue grows)"),
         ("GPU busy (share of time)", f"{100 * here.utilization:.1f} %"),
         ("Load", rate_text(here.lam_per_ms, alpha)),
-        ("Energy efficiency", "n/a (no power measured)" if eta is None else f"{eta:.3g} jobs/J"),
+        ("Energy efficiency", "n/a (no power measured)" if eta is None
+         else f"{plain_number(eta)} jobs/J"),
         ("Energy per request", energy_text(scenario, here)),
-        ("Cost per million requests", f"${here.usd_per_million:.3g}" if here.stable else "n/a"),
-        (f"Largest load with mean latency ≤ {scenario.sla_ms:g} ms", rate_text(lam_sla, alpha)),
-        (f"Largest load with p99 ≤ {scenario.sla_ms:g} ms (simulated)", rate_text(lam_p99, alpha)),
+        ("Cost per million requests", f"${plain_number(here.usd_per_million)}" if here.stable
+         else "n/a"),
+        (f"Largest load with mean latency ≤ {scenario.sla_ms:g} ms",
+         largest_text(lam_sla, alpha)),
+        (f"Largest load with p99 ≤ {scenario.sla_ms:g} ms (simulated)",
+         largest_text(lam_p99, alpha)),
         ("Arrivals", scenario.arrivals.label)]
 
 
@@ -65,8 +81,8 @@ def busy_note(scenario, here) -> str:
                 "grows without bound.")
     return (f"Why busy {100 * here.utilization:.1f} % at a load of {100 * here.rho:.0f} % of "
             f"capacity: per-request work takes {share_text(here.work_share)} of the time and "
-            f"the fixed cost of each batch ({fit.tau0_ms:.3g} ms, paid once per batch of "
-            f"{here.mean_batch_size:.3g} requests on average) another "
+            f"the fixed cost of each batch ({ms(fit.tau0_ms)}, paid once per batch of "
+            f"{plain_number(here.mean_batch_size)} requests on average) another "
             f"{share_text(here.overhead_share)}; the GPU is idle {share_text(here.idle_share)} of "
             "the time. At low load batches are small, so the fixed cost is paid often and "
             "the GPU rarely idles; busy is not full: larger batches absorb more load.")

@@ -8,11 +8,17 @@ them.  The last row names the arrival model.
 """
 from __future__ import annotations
 
+from ui.export import plain_number
+
 from . import data
 
 
 def _seconds(x: float) -> str:
-    return f"{x:.3g} s" if x < float("inf") else "∞ (cannot keep up)"
+    return f"{plain_number(x)} s" if x < float("inf") else "∞ (cannot keep up)"
+
+
+def rate(x: float, digits: int = 4) -> str:
+    return f"{plain_number(x, digits, 1e-9)} requests/s"
 
 
 def rows(s, lam: float, lims: dict, ok: list) -> list:
@@ -25,16 +31,16 @@ def rows(s, lam: float, lims: dict, ok: list) -> list:
     fixed = data.fixed_latency(lam, s.law, s.k, s.b)
     x = "" if s.poisson else ", Poisson"
     out = [
-        ("Load", f"{lam:.4g} requests/s"),
+        ("Load", rate(lam)),
         (f"Mean latency, fixed b = {s.b}{x}", _seconds(fixed)),
         ("Best fixed batch size" + x, f"{b_star}" if b_star else "none keeps up"),
-        ("Mean latency with it" + x, f"{soj_star:.3g} s" if b_star else "n/a"),
+        ("Mean latency with it" + x, _seconds(soj_star) if b_star else "n/a"),
         ("Best batch-size cap" + x, f"{rec}" if rec else "none keeps up"),
-        ("Mean latency with that cap" + x, f"{soj_rec:.3g} s" if rec else "n/a"),
+        ("Mean latency with that cap" + x, _seconds(soj_rec) if rec else "n/a"),
         ("Batch size with the most throughput", f"{bc.b_throughput_opt}"),
-        ("Most throughput", f"{bc.peak_throughput_per_s:.3g} requests/s"),
-        ("Mean output length", f"{bc.mean_tokens:.4g} tokens"),
-    ] + [(f"{labels[k]}: capacity", f"{lims[k]:.4g} requests/s, "
+        ("Most throughput", rate(bc.peak_throughput_per_s, 3)),
+        ("Mean output length", f"{plain_number(bc.mean_tokens, 4)} tokens"),
+    ] + [(f"{labels[k]}: capacity", f"{rate(lims[k])}, "
           + ("keeps up here" if k in ok else "cannot keep up here")) for k in data.STRATEGIES]
     if not s.poisson:
         out.insert(2, (f"Mean latency, fixed b = {s.b}, simulated", simulated_fixed(s, lam, ok)))
@@ -49,7 +55,7 @@ def simulated_fixed(s, lam: float, ok: list) -> str:
     if "fixed" not in ok:
         return "∞ (cannot keep up)"
     r = data.fixed_sim_at(lam, s.law, s.k, s.b, s.n_jobs, s.arrivals)
-    return f"{r.mean_latency:.3g} s ± {r.ci95:.2g}"
+    return f"{plain_number(r.mean_latency)} s ± {r.ci95:.2g}"
 
 
 def metrics(s, lam: float, lims: dict) -> dict:

@@ -55,11 +55,12 @@ def run():
     smap = views.strategy_map(s, bar)
     bar.empty()
     if lims["dynamic"] < smap.lam[0]:
+        others = ", ".join(smap.labels[k] for k in smap.stable(smap.lam[0])) or "none"
         st.warning(f"Dynamic batching without a cap cannot keep up at any load shown: with this "
                    f"token law the batch time outgrows the batch (capacity "
-                   f"{lims['dynamic']:.3g} requests/s). Cap the batch size (b_max); "
-                   + ", ".join(smap.labels[k] for k in smap.stable(smap.lam[0]))
-                   + " keep up at the lowest load shown.", icon=":material/block:")
+                   f"{answer.rate(lims['dynamic'])}). Cap the batch size (b_max); "
+                   f"{others} keep{'s' if others == 'none' else ''} up at the lowest load shown.",
+                   icon=":material/block:")
     st.caption(views.verdict_caption(s, smap))
     if not s.poisson:
         st.caption(share.inert(views.arrivals_note(s)))
@@ -92,8 +93,8 @@ def operating_point(s: inputs.Scenario, lims: dict):
     ok = views.strategy_map(s).stable(lam)
     bad = [k for k in strategies if k not in ok]
     if bad:
-        st.error(f"At {lam:.4g} requests/s " + "; ".join(
-            f"{labels[k]} (capacity {lims[k]:.4g} requests/s)" for k in bad)
+        st.error(f"At {answer.rate(lam)} " + "; ".join(
+            f"{labels[k]} (capacity {answer.rate(lims[k])})" for k in bad)
             + " cannot keep up: latency grows without bound.", icon=":material/warning:")
     rows = answer.rows(s, lam, lims, ok)
     results_table(rows)

@@ -15,6 +15,7 @@ from engine import sla
 from engine.core import domains as dom
 from ui import arrivals_input, share
 from ui.arrivals_input import POISSON, ArrivalChoice
+from ui.export import plain_number
 from ui.memo import memo
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text
 
@@ -85,7 +86,8 @@ class Scenario:
     @property
     def label(self) -> str:
         traffic = "" if self.arrivals.is_poisson else f", {self.arrivals.label}"
-        return (f"λ={self.lam:g}/s, μ={self.mu:.4g}/s, p{self.percentile:g} ≤ "
+        return (f"λ={plain_number(self.lam, 4)}/s, μ={plain_number(self.mu, 4)}/s, "
+                f"p{self.percentile:g} ≤ "
                 f"{float(sla.ms_from_s(self.rt)):g} ms{traffic}")
 
 
@@ -160,7 +162,8 @@ def service_rate() -> float:
         return float(ss[MU.key])
     name, alpha, tau0 = data.gpu_table()[ss[MU_SOURCE.key]]
     mu = data.gpu_mu(alpha, tau0, float(ss[GPU_TARGET.key]))
-    st.sidebar.caption(f"{name}: α = {alpha:.4g} ms, τ0 = {tau0:.4g} ms → μ = {mu:,.0f} "
+    st.sidebar.caption(f"{name}: α = {alpha:.4g} ms, τ0 = {tau0:.4g} ms → μ = "
+                       f"{plain_number(mu, 4)} "
                        f"requests/s per GPU at mean latency ≤ {ss[GPU_TARGET.key]:g} ms.")
     return mu
 
@@ -181,7 +184,8 @@ def trace_input(lam: float) -> Trace:
     interval = data.synthetic_interval(ss[HOURS.key], asked)
     synthetic = Trace(data.synthetic_trace(lam, ss[HOURS.key], interval, ss[AMPLITUDE.key],
                                            ss[SPIKES.key], ss[SEED.key]), interval,
-                      f"synthetic day around {lam:g} requests/s, seed {ss[SEED.key]}")
+                      f"synthetic day around {plain_number(lam, 4)} requests/s, seed "
+                      f"{ss[SEED.key]}")
     if ss[TRACE.key] == "diurnal":
         if interval > asked:
             st.caption(f"Interval raised to {interval:g} s to keep {MAX_INTERVALS:,} intervals.")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from app_pages.sla import data, inputs, results, traffic, views
 from ui import compare, share
-from ui.export import report_button, show_chart
+from ui.export import plain_number, report_button, show_chart
 from ui.memo import LazyProgress
 from ui.panel import action_row, formulas_panel, results_markdown, results_table
 
@@ -13,8 +13,8 @@ PAGE = "sla"
 REPLICAS_NOTE = ("Shaded: too few replicas to keep up with the load. Dotted purple: the "
                  "approximation with the busy probability of a retry taken from the M/M/n "
                  "busy-count chain (shown for c·μ ≤ 50 and n ≤ 400). The central queue (M/M/n) "
-                 "assumes exponential service and no dispatch delays. Shares below 1e-12 are "
-                 "beyond what these methods resolve and are not drawn.")
+                 "assumes exponential service and no dispatch delays. Shares below one in a "
+                 "trillion are beyond what these methods resolve and are not drawn.")
 
 
 def run():
@@ -58,7 +58,8 @@ def run():
                else f"the approximation says {results.keep(results.fmt_n(ans['approx']))}")
         poisson = "" if s.arrivals.is_poisson else " (both assume Poisson arrivals)"
         text = (f"\n\n**{who} {s.percentile:g} % of requests within {ss['rt_ms']:g} ms at "
-                f"{s.lam:,.4g} requests/s** ({s.arrivals.label}; {mu:,.4g} requests/s per "
+                f"{plain_number(s.lam, 4)} requests/s** ({s.arrivals.label}; "
+                f"{plain_number(mu, 4)} requests/s per "
                 f"replica, {s.law} service times); the paper's approximation says "
                 f"{results.fmt_n(ans['approx'])}, one central queue {results.fmt_n(ans['mmn'])}"
                 f"{poisson}.")
@@ -126,7 +127,8 @@ def show_traffic(s) -> None:
     bar.empty()
     st.dataframe(traffic.rows(s, found), hide_index=True)
     show_chart(fig, name)
-    st.caption(f"Every process at {s.lam:,.4g} requests/s on average (the MMPP-2 and the "
+    st.caption(f"Every process at {plain_number(s.lam, 4)} requests/s on average (the MMPP-2 "
+               "and the "
                "replay time-scaled to it), random dispatch with retries simulated at each "
                "replica count (the page's grid around the approximation's answer, then "
                f"upwards in doubling steps and by bisection, up to {data.SIM_MAX_N}). Upload "
@@ -145,7 +147,8 @@ def show_view(view: str, args: tuple, n, baseline) -> None:
         show_chart(fig, name)
     s = args[0]
     if view == views.RESPONSE_TIME and not data.at_replicas(s, n, args[2])["stable"]:
-        st.info(f"Too few replicas to keep up: more than {data.answers(s)['offered']:.4g} are "
+        st.info(f"Too few replicas to keep up: more than "
+                f"{plain_number(data.answers(s)['offered'], 4)} are "
                 "needed; raise the replicas.")
     if view == views.REPLICAS:
         st.caption(REPLICAS_NOTE + ("" if s.arrivals.is_poisson else
@@ -162,9 +165,9 @@ def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
     n = inputs.replicas_slider(int(data.n_grid(s.lam, s.mu, top)[-1]))
     at = data.at_replicas(s, n, simulate)
     if not at["stable"]:
-        st.error(f"Too few replicas: {s.lam:,.4g} requests/s is at or beyond what {n} "
-                 f"replicas can serve ({at['capacity']:,.4g} requests/s); at least "
-                 f"{n_stable} are needed to keep up.", icon=":material/warning:")
+        st.error(f"Too few replicas: {plain_number(s.lam, 4)} requests/s is at or beyond what "
+                 f"{n:,} replicas can serve ({plain_number(at['capacity'], 4)} requests/s); at "
+                 f"least {n_stable:,} are needed to keep up.", icon=":material/warning:")
     rows = results.at_rows(at, n, ss["rt_ms"]) + traffic.wait_rows(s, n, simulate)
     results_table(rows)
     report_button("Autoscaling for a latency SLA", results.parameters(s, ss, n, page[1]),

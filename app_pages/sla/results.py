@@ -7,28 +7,31 @@ from __future__ import annotations
 import math
 
 from engine import sla
-from ui.export import format_number, operating_marker
+from ui.export import format_number, operating_marker, plain_number
 
 from . import data
 
 
 def fmt_n(n: float) -> str:
-    return f"{int(n)}" if math.isfinite(n) else "none"
+    return f"{int(n):,}" if math.isfinite(n) else "none"
+
+
+def percent(fraction: float, digits: int = 3) -> str:
+    """A share as a percentage in plain digits (0.0088 %, 0.00006 %), never e-notation."""
+    return "0 %" if fraction == 0 else f"{plain_number(100 * fraction, digits, 1e-10)} %"
 
 
 def share(miss: float) -> str:
-    """A share of requests as a percentage (0.0088 %, 1e-07 %); ``nan``: below what the
-    method resolves (``engine.sla.MISS_RESOLUTION``)."""
+    """A share of requests as a percentage (0.0088 %, 0.00001 %); ``nan``: below what the
+    method resolves (``engine.sla.MISS_RESOLUTION``), in words."""
     if not math.isfinite(miss):
-        return f"below {sla.MISS_RESOLUTION:.0e}"
-    if miss >= 1e-4:
-        return f"{100 * miss:.3g} %"
-    return "0 %" if miss == 0 else f"{100 * miss:.2g} %"       # a percentage throughout
+        return f"below one in {plain_number(1 / sla.MISS_RESOLUTION)}"
+    return percent(miss, 3 if miss >= 1e-4 else 2)
 
 
 def of(count: float, total: float) -> str:
     """'count of total (x %)'."""
-    pct = f" ({100 * count / total:.3g} %)" if total else ""
+    pct = f" ({percent(count / total)})" if total else ""
     return f"{count:,.0f} of {total:,.0f}{pct}"
 
 
@@ -39,8 +42,8 @@ def sim_answer(sim, approx: float, simulate: bool) -> str:
     if sim is None:
         return f"n/a (> {data.SIM_MAX_N})" if simulate else "off"
     if sim["all_meet"]:
-        return f"≤ {int(sim['n'][0])}"
-    return fmt_n(sim["fewest"]) if math.isfinite(sim["fewest"]) else f"> {int(sim['n'][-1])}"
+        return f"≤ {int(sim['n'][0]):,}"
+    return fmt_n(sim["fewest"]) if math.isfinite(sim["fewest"]) else f"> {int(sim['n'][-1]):,}"
 
 
 def answer_rows(ans: dict, sim, simulate: bool) -> list:
@@ -74,12 +77,12 @@ def replicas(n: int) -> str:
 
 def counted(n: str) -> str:
     """A replica count as shown ("1", "≤ 5", "> 300") with its noun: "1 replica"."""
-    return f"{n} replica{'' if n == '1' else 's'}"
+    return f"{n} replica{'' if n.split()[-1] == '1' else 's'}"
 
 
 def keep(n: str) -> str:
     """"1 replica keeps", "11 replicas keep"."""
-    return counted(n) + (" keeps" if n == "1" else " keep")
+    return counted(n) + (" keeps" if n.split()[-1] == "1" else " keep")
 
 
 def trace_load(plan) -> str:
@@ -114,12 +117,14 @@ def at_rows(at: dict, n: int, rt_ms: float) -> list:
             (f"{slower}, simulated",
              "off" if sim is None else
              f"none of {data.sim_requests(n):,}" if sim == 0 else share(sim)),
-            ("Busy share of each replica", f"{100 * at['utilisation']:.1f} %")]
+            ("Busy share of each replica", f"{100 * at['utilisation']:.1f} %" if at["stable"]
+             else f"all the time (too few replicas: the load is {plain_number(at['utilisation'])}"
+                  " × what they serve)")]
 
 
 def scenario_sentence(s, rt_ms: float) -> str:
-    return (f"{s.lam:,.4g} requests/s ({s.arrivals.label}) reach replicas that serve "
-            f"{s.mu:,.4g} requests/s each "
+    return (f"{plain_number(s.lam, 4)} requests/s ({s.arrivals.label}) reach replicas that "
+            f"serve {plain_number(s.mu, 4)} requests/s each "
             f"({s.law} service times); {s.percentile:g} % of requests must be answered within "
             f"{rt_ms:g} ms.")
 
@@ -127,8 +132,9 @@ def scenario_sentence(s, rt_ms: float) -> str:
 def parameters(s, ss, n: int, trace_label: str) -> dict:
     """The report's inputs: plain text with units."""
     law = s.law + (f", log-sd {s.sigma:g}" if s.law == "lognormal" else "")
-    return {"Arrival rate": f"{s.lam:,.6g} requests/s", "Arrivals": s.arrivals.label,
-            "Service rate of one replica": f"{s.mu:,.6g} requests/s", "Service times": law,
+    return {"Arrival rate": f"{plain_number(s.lam, 6)} requests/s", "Arrivals": s.arrivals.label,
+            "Service rate of one replica": f"{plain_number(s.mu, 6)} requests/s",
+            "Service times": law,
             "SLA": f"{s.percentile:g} % of requests within {ss['rt_ms']:g} ms",
             "Dispatch delays": f"to a replica {ss['d1_ms']:g} ms, back {ss['d2_ms']:g} ms, "
                                f"pause before a retry {ss['delta_ms']:g} ms",

@@ -14,6 +14,7 @@ import numpy as np
 from engine import sla
 from engine.core.two_moment import mean_wait_ggn
 from ui import arrivals_input
+from ui.export import plain_number
 from ui.memo import memo
 
 from . import data
@@ -55,8 +56,8 @@ def wait_rows(s, n: int, simulate: bool) -> list:
         return []
     w = central_wait(s, n, simulate)
     head = f"Mean wait with {n} replicas, one central queue"
-    return [(f"{head}, simulated", "off" if w["sim"] is None else f"{w['sim']:.3g} ms"),
-            (f"{head}, approximation (GI/G/n)", f"{w['approx']:.3g} ms")]
+    return [(f"{head}, simulated", "off" if w["sim"] is None else f"{plain_number(w['sim'])} ms"),
+            (f"{head}, approximation (GI/G/n)", f"{plain_number(w['approx'])} ms")]
 
 
 def _within(s, n: int) -> float:

@@ -11,7 +11,7 @@ import numpy as np
 from engine.token_limit import percent_change
 from app_pages.token_limit import views
 from app_pages.token_limit.inputs import Point
-from ui.export import format_percent
+from ui.export import format_percent, plain_number
 
 UNSTABLE = "∞ (unstable)"
 METHODS = {"exact": "exact M/G/1+D", "interpolation": "De Kok-Tijms interpolation"}
@@ -31,6 +31,12 @@ def pct(x) -> str:
     return format_percent(x, 1)
 
 
+def load_text(x, of: str = "") -> str:
+    """A load as a share of capacity (``of`` after it); ten times capacity and more as a
+    multiple of it."""
+    return pct(x) + of if x < 10 else f"{plain_number(x)} × capacity"
+
+
 def rows(p, free, patience: float, exact_note: str = "") -> list:
     """(label, value with units) at the chosen limit ``p`` against no limit ``free``
     (``LimitPoint``s; ``free`` None where no limit cannot be evaluated); ``exact_note``
@@ -46,25 +52,27 @@ def rows(p, free, patience: float, exact_note: str = "") -> list:
 
     x = exact_note
     return [
-        ("Mean wait (no one gives up)" + x, f"{p.mean_wait:.3g} s" if stable else UNSTABLE),
+        ("Mean wait (no one gives up)" + x,
+         f"{plain_number(p.mean_wait)} s" if stable else UNSTABLE),
         ("Mean wait without a limit" + x,
-         unlimited(free_wait, lambda w: f"{w:.3g} s" if np.isfinite(w) else "unstable")),
+         unlimited(free_wait, lambda w: f"{plain_number(w)} s" if np.isfinite(w) else "unstable")),
         ("Change vs no limit" + x, "n/a" if change is None else f"{change:+.1f} %"),
         ("Answers clipped", pct(p.clipped_share)),
-        ("Load (share of capacity)", f"{pct(p.load)} (no limit: "
-         f"{unlimited(np.nan if free is None else free.load, pct)})"),
+        ("Load (share of capacity)", f"{load_text(p.load)} (no limit: "
+         f"{unlimited(np.nan if free is None else free.load, load_text)})"),
         (f"Share of users who give up (wait > {patience:g} s)" + x, pct(p.loss_fraction)),
         ("Give up without a limit" + x,
          unlimited(np.nan if free is None else free.loss_fraction, pct)),
-        ("Mean wait of users who stay" + x, f"{p.mean_wait_served:.3g} s"),
+        ("Mean wait of users who stay" + x, f"{plain_number(p.mean_wait_served)} s"),
         ("Mean wait of users who stay, no limit" + x,
-         unlimited(np.nan if free is None else free.mean_wait_served, lambda w: f"{w:.3g} s")),
+         unlimited(np.nan if free is None else free.mean_wait_served,
+                   lambda w: f"{plain_number(w)} s")),
         ("Mean share of requested tokens served", pct(p.mean_utility)),
     ]
 
 
 def _seconds(x: float) -> str:
-    return f"{x:.3g} s" if np.isfinite(x) else UNSTABLE
+    return f"{plain_number(x)} s" if np.isfinite(x) else UNSTABLE
 
 
 def traffic_rows(label: str, t, patience: float) -> list:
@@ -72,20 +80,21 @@ def traffic_rows(label: str, t, patience: float) -> list:
     (``data.TrafficPoint``): the simulated waits and share who give up, and Kingman's
     approximation of the mean wait."""
     plain = (views.unsimulated(t) if t.plain is None else
-             f"{t.plain.mean_wait_all:.3g} s ± {t.plain.ci95_wait_all:.2g}")
+             f"{plain_number(t.plain.mean_wait_all)} s ± {t.plain.ci95_wait_all:.2g}")
     return [("Arrivals", label),
             ("Mean wait (no one gives up), simulated", plain),
             ("Mean wait (no one gives up), GI/G/1 approximation", _seconds(t.approx_wait)),
             (f"Share of users who give up (wait > {patience:g} s), simulated",
              pct(t.patient.loss_fraction)),
-            ("Mean wait of users who stay, simulated", f"{t.patient.mean_wait_served:.3g} s")]
+            ("Mean wait of users who stay, simulated",
+             f"{plain_number(t.patient.mean_wait_served)} s")]
 
 
 def traffic_sentence(label: str, t) -> str:
     """What the chosen arrival process changes, in one sentence (``data.TrafficPoint``)."""
     plain = ("grows without bound" if t.plain is None and not np.isfinite(t.approx_wait)
              else "is not simulated this close to capacity" if t.plain is None
-             else f"is {t.plain.mean_wait_all:.3g} s simulated")
+             else f"is {plain_number(t.plain.mean_wait_all)} s simulated")
     return (f"Under {label} the mean wait {plain} "
             f"(GI/G/1 approximation: {_seconds(t.approx_wait)}), and "
             f"{pct(t.patient.loss_fraction)} of users give up (simulated).")
@@ -93,7 +102,8 @@ def traffic_sentence(label: str, t) -> str:
 
 def scenario_sentence(scenario, limit: int) -> str:
     lam = scenario.lam_per_s
-    return (f"{scenario.profile.name} serving {lam:.4g} requests/s (one every {1 / lam:.3g} s) "
+    return (f"{scenario.profile.name} serving {plain_number(lam, 4)} requests/s (one every "
+            f"{plain_number(1 / lam)} s) "
             f"whose answers ask for {scenario.law.label} output tokens, capped at {limit:,} "
             f"tokens; users give up after waiting {scenario.patience_s:g} s. Arrivals: "
             f"{scenario.arrivals.label}.")
@@ -106,7 +116,7 @@ def parameters(scenario, limit: int) -> dict:
             "Time per output token (a)": f"{prof.a_s:.6g} s",
             "Fixed time per request (c)": f"{prof.c_s:.5g} s",
             "Requested output tokens": s.law.label,
-            "Arrival rate (λ)": f"{s.lam_per_s:.5g} requests/s",
+            "Arrival rate (λ)": f"{plain_number(s.lam_per_s, 4)} requests/s",
             "Arrivals": s.arrivals.label + ("" if s.poisson else
                                             f" (inter-arrival SCV {s.arrivals.scv:.3g})"),
             "Token limit (n_max)": f"{limit:,} tokens",

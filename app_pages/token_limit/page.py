@@ -137,8 +137,8 @@ def run() -> None:
     if summary.summable:
         free = data.point(*scenario.model, None, scenario.patience_s, scenario.method)
     else:
-        st.info(f"This law reaches beyond {data.MAX_NO_LIMIT_TOKENS:,} tokens (its 1 − 1e-15 "
-                "quantile): no-limit comparisons are left out; set a limit.")
+        st.info(f"This law reaches beyond {data.MAX_NO_LIMIT_TOKENS:,} tokens (all but one "
+                "request in a quadrillion ask for less): no-limit comparisons are left out; set a limit.")
     prof = scenario.profile
     st.caption(f"λ = {scenario.lam_per_s:.4g} requests/s, S = {prof.a_s:.5g}·n + {prof.c_s:.4g} s "
                f"({prof.name}), token law {scenario.law.label}: mean "

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app_pages.token_limit import answer, data, inputs
 from ui import share
+from ui.export import plain_number
 from ui.panel import results_markdown
 
 VLLM_UPLOAD = "vllm_upload"
@@ -42,7 +43,8 @@ def profile_input() -> inputs.Profile:
                    f"{fin.b_s_per_input_token:.4g} s/input token, c = {fin.c_s:.4g} s, "
                    f"R² = {fin.r2:.4f}")
         if c_in < 0:
-            st.error(f"c + b·n_in = {c_in:.3g} s is negative for this prompt length; using the "
+            st.error(f"c + b·n_in = {plain_number(c_in)} s is negative for this prompt length; "
+                     "using the "
                      "fit without the input term.", icon=":material/error:")
         else:
             a, c = fin.a_s_per_token, c_in
@@ -100,9 +102,10 @@ def answer_panel(p, free, scenario: inputs.Scenario) -> list:
     if not stable:
         where = ("no limit is stable: a one-token answer already takes a + c"
                  if p.stable_limit == 0 else f"the largest stable limit is {p.stable_limit:,.0f} tokens")
-        st.error(f"Unstable: {lam:.4g} requests/s is at or beyond the capacity of "
-                 f"{p.capacity_per_s:.4g} requests/s at a limit of {p.n_max:,.0f} tokens "
-                 f"(load {answer.pct(p.load)} of capacity); {where}. If no one gave up, the "
+        st.error(f"Unstable: {plain_number(lam, 4)} requests/s is at or beyond the capacity "
+                 f"of {plain_number(p.capacity_per_s, 4)} requests/s at a limit of "
+                 f"{p.n_max:,.0f} tokens (load {answer.load_text(p.load, ' of capacity')}); "
+                 f"{where}. If no one gave up, the "
                  "wait would grow without bound; with patience τ users give up instead "
                  "(their share is shown).", icon=":material/warning:")
     label = scenario.arrivals.label
@@ -111,10 +114,10 @@ def answer_panel(p, free, scenario: inputs.Scenario) -> list:
     if not stable:
         wait = "a queue that grows without bound if no one gives up"
     elif change == "n/a":
-        wait = f"mean wait {p.mean_wait:.3g} s" + (" (no limit: unstable)"
+        wait = f"mean wait {plain_number(p.mean_wait)} s" + (" (no limit: unstable)"
                                                    if items[1][1] == "unstable" else "")
     else:
-        wait = f"mean wait {p.mean_wait:.3g} s ({change} vs no limit)"
+        wait = f"mean wait {plain_number(p.mean_wait)} s ({change} vs no limit)"
     after = ""
     if scenario.poisson:
         items = items + [("Arrivals", label)]

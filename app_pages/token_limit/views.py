@@ -9,7 +9,7 @@ import numpy as np
 from engine.token_limit import objective_v1, objective_v2
 from app_pages.token_limit import data
 from app_pages.token_limit import figures as figs
-from ui.export import operating_marker
+from ui.export import operating_marker, plain_number
 from ui.memo import memo
 
 DELAY = "Delay & loss"
@@ -59,7 +59,7 @@ ERRATA = [
 def marker(p) -> dict:
     """The chosen limit's ``LimitPoint`` on the mean-wait chart (the Delay & loss view's
     first, drawn in the what-if fragment): the results table's mean wait."""
-    return operating_marker(p.n_max, p.mean_wait, f"now: {p.mean_wait:.3g} s")
+    return operating_marker(p.n_max, p.mean_wait, f"now: {plain_number(p.mean_wait)} s")
 
 
 def best(scenario) -> tuple:
@@ -90,7 +90,8 @@ def arrivals_note(scenario) -> str:
     how = ("the simulated points run under it" if s.simulate else
            "turn on the simulation points to see the waits under it")
     return (f"Arrivals: {s.arrivals.label} (inter-arrival SCV {s.arrivals.scv:.3g}) at "
-            f"{s.lam_per_s:.4g} requests/s. The exact curves (M/G/1, M/G/1+D) and the optimal "
+            f"{plain_number(s.lam_per_s, 4)} requests/s. The exact curves (M/G/1, M/G/1+D) and "
+            "the optimal "
             f"limits assume Poisson arrivals and stay as the reference; {how}. The mean-wait "
             "chart adds Kingman's GI/G/1 two-moment approximation, an approximation that "
             "ignores correlation between gaps (an MMPP's or a trace's bursts over longer "
@@ -109,8 +110,8 @@ def optimum_caption(scenario) -> str:
     s = scenario
     b1, b2 = best(s)
     text = (f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
-            f"{b1.mean_wait:.3g} s); with users who give up (V2) {b2.n_max:,} tokens "
-            f"(mean wait {b2.mean_wait:.3g} s, {100 * b2.loss_fraction:.1f} % give up). "
+            f"{plain_number(b1.mean_wait)} s); with users who give up (V2) {b2.n_max:,} tokens "
+            f"(mean wait {plain_number(b2.mean_wait)} s, {100 * b2.loss_fraction:.1f} % give up). "
             "Both searched over every integer limit near the optimum; the curves are "
             "on the grid of limits. Both optima assume Poisson arrivals (exact M/G/1 and "
             "M/G/1+D).")
@@ -119,11 +120,12 @@ def optimum_caption(scenario) -> str:
     t1 = data.traffic_at(*s.model, b1.n_max, s.patience_s, s.arrivals)
     t2 = data.traffic_at(*s.model, b2.n_max, s.patience_s, s.arrivals)
     at_v1 = (unsimulated(t1) if t1.plain is None else
-             f"{t1.plain.mean_wait_all:.3g} ± {t1.plain.ci95_wait_all:.2g} s simulated")
+             f"{plain_number(t1.plain.mean_wait_all)} ± {t1.plain.ci95_wait_all:.2g} s simulated")
     return (text + f" Under {s.arrivals.label}, at {b1.n_max:,} tokens the mean wait is "
-            f"{at_v1} (GI/G/1 approximation {t1.approx_wait:.3g} s); at {b2.n_max:,} tokens "
+            f"{at_v1} (GI/G/1 approximation {plain_number(t1.approx_wait)} s); at "
+            f"{b2.n_max:,} tokens "
             f"{100 * t2.patient.loss_fraction:.1f} % give up and those who stay wait "
-            f"{t2.patient.mean_wait_served:.3g} s (simulated).")
+            f"{plain_number(t2.patient.mean_wait_served)} s (simulated).")
 
 
 def _delay(scenario, point) -> list:

@@ -112,13 +112,14 @@ def test_share_link_restores_the_chart_range():
 def test_probability_chart_draws_no_rounding_noise():
     """P4 preset: P(R ≤ RT) rounds to 1 − 1e-16 at every n shown.  Before: fragments at
     1e-16 and blank cells.  Now no value below the resolution is data, and the chart
-    and the what-if table say "below 1e-12"."""
+    and the what-if table say so ("below 1e-12" on the log axis, in words in the table)."""
     at = open_page({"mu_source": "p4_resnet50_int8"})
     fig = chart(at, "slower than the target")
     ys = [y for t in fig["data"] for y in t["y"]]
     assert ys and None not in ys and min(ys) >= sla.MISS_RESOLUTION
     assert any("below 1e-12" in a["text"] for a in fig["layout"]["annotations"])
-    assert metric(at, "Slower than 100 ms with 11 replicas, approximation") == "below 1e-12"
+    assert metric(at, "Slower than 100 ms with 11 replicas, approximation") == \
+        "below one in 1,000,000,000,000"
 
 
 def test_trace_results_have_denominators_and_the_static_fleet():
