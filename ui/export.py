@@ -423,18 +423,32 @@ def _link(link: str) -> str:
     return f"<p>Share link: {shown}</p>"
 
 
+def _baseline(baseline) -> str:
+    """The pinned baseline's section: its name and the metric-by-metric table."""
+    if baseline is None:
+        return ""
+    label, table = baseline
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(plain(v))}</td>" for v in row) + "</tr>"
+                   for row in table.itertuples(index=False))
+    return (f"<h2>Compared with the pinned baseline</h2><p>Baseline: {html.escape(label)}</p>"
+            f"<table><tr>{head}</tr>{body}</table>")
+
+
 def report_html(title: str, parameters: dict, sections: list[tuple[str, go.Figure, str]],
                 formulas: list, notes: list[str] = (), *, answer=(), scenario: str = "",
-                link: str = "") -> str:
+                link: str = "", baseline=None) -> str:
     """The page as one offline HTML report: the title, the scenario in one sentence and
-    the answer table; the inputs as a table; the charts (human titles, captions); the
-    formulas as readable text with their LaTeX; the notes; the share link, the app's
+    the answer table; the pinned baseline, named, and the metrics against it; the inputs
+    as a table; the charts (human titles, captions); the formulas as readable text with
+    their LaTeX; the notes; the share link (wrapped: the page keeps its width), the app's
     version and the date.  plotly.js is inlined once.  Every user-supplied string is
-    HTML-escaped.  ``formulas``: [(latex, what)] or plain strings."""
+    HTML-escaped.  ``formulas``: [(latex, what)] or plain strings; ``baseline``: (its
+    label, ``ui.compare.difference_table``) or None."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     version = app_version()
     opening = (f"<p class='scenario'>{html.escape(scenario)}</p>" if scenario else "") + (
-        f"<h2>Answer</h2><table>{_rows(answer)}</table>" if answer else "")
+        f"<h2>Answer</h2><table>{_rows(answer)}</table>" if answer else "") + _baseline(baseline)
     parts = []
     for heading, fig, caption in sections:
         if "to_dict" not in vars(fig):          # a figure drawn already has its ticks
@@ -453,7 +467,8 @@ def report_html(title: str, parameters: dict, sections: list[tuple[str, go.Figur
 margin:2em auto;color:#222}} table{{border-collapse:collapse}} th,td{{border:1px solid #ccc;
 padding:4px 8px;text-align:left;vertical-align:top}} .cap,.meta{{color:#555;font-size:0.9em}}
 .scenario{{font-size:1.1em}} .f{{font-family:Cambria Math,STIX Two Math,serif;font-size:1.05em;
-white-space:pre-wrap}} li{{margin-bottom:0.6em}} code{{font-size:0.9em}}</style>
+white-space:pre-wrap}} li{{margin-bottom:0.6em}} code{{font-size:0.9em}}
+p,li,td,th,a,code{{overflow-wrap:anywhere}}</style>
 <script type="text/javascript">{plotly_js}</script>
 </head><body><h1>{html.escape(title)}</h1>
 <p class="meta">Inference Queueing Lab {html.escape(version)}, report of {stamp}.</p>
@@ -559,8 +574,21 @@ def _share_link():
     return link
 
 
+def report_of(title: str, parameters: dict, sections, formulas, notes, *, answer=(),
+              scenario: str = "", link: str = "", compared=None) -> str:
+    """The report ``report_button`` hands out when clicked (its arguments, the share link
+    as text): ``compared`` (current, pinned) becomes the baseline's section."""
+    baseline = None
+    if compared is not None and compared[1] is not None:
+        from ui.compare import difference_table
+        current, pinned = compared
+        baseline = (pinned["label"], difference_table(current, pinned))
+    return report_html(title, parameters, sections(), list(formulas), notes, answer=answer,
+                       scenario=scenario, link=link, baseline=baseline)
+
+
 def report_button(title: str, parameters: dict, sections, formulas, notes, file_name: str,
-                  where=None, *, answer=(), scenario: str = "") -> None:
+                  where=None, *, answer=(), scenario: str = "", compared=None) -> None:
     """"Download report": the offline HTML report, built only when clicked.
 
     ``answer``: the page's result rows [(label, value with units)], ``scenario``: one
@@ -568,6 +596,8 @@ def report_button(title: str, parameters: dict, sections, formulas, notes, file_
     [(human title, figure, caption)] (every chart of the page); ``formulas``:
     [(latex, what)] as the pages list them; ``where``: the container to draw the
     button in (the page by default).  The report carries the page's share link.
+    ``compared``: (the current scenario, the pinned baseline) as ``ui.compare`` keeps
+    them, or None: the report names the baseline and compares the metrics with it.
     """
     import streamlit as st
 
@@ -575,7 +605,7 @@ def report_button(title: str, parameters: dict, sections, formulas, notes, file_
     link = _share_link()
     (st if where is None else where).download_button(
         "Download report (all charts, offline HTML)",
-        lambda: report_html(title, parameters, sections(), list(formulas), notes,
-                            answer=answer, scenario=scenario, link=link()),
+        lambda: report_of(title, parameters, sections, formulas, notes, answer=answer,
+                          scenario=scenario, link=link(), compared=compared),
         file_name, "text/html", key="report", on_click="ignore",
         icon=":material/description:")

@@ -115,7 +115,7 @@ def what_if(scenario: inputs.Scenario, view: str, lam_sla: float) -> tuple | Non
                   lambda: answer.report_sections(scenario, lam, baseline)
                   + measured_view.report_sections(measurement), views.FORMULA_TEX,
                   views.ERRATA, "gpu_batching_report.html", where=row, answer=rows,
-                  scenario=answer.scenario_sentence(scenario, here))
+                  scenario=answer.scenario_sentence(scenario, here), compared=(current, base))
     if base is not None:
         st.caption(f"Baseline: {base['label']}, compared in absolute units (ρ is a share of "
                    "each GPU's own capacity).")

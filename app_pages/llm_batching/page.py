@@ -107,7 +107,7 @@ def operating_point(s: inputs.Scenario, lims: dict):
                   lambda: [(views.TITLES[n], f, "") for v in views.CHART_VIEWS
                            for n, f in views.figures(v, s, lam, pinned)],
                   views.FORMULAS, views.ERRATA, "llm_batching_report.html", where=row,
-                  answer=rows, scenario=s.sentence(lam))
+                  answer=rows, scenario=s.sentence(lam), compared=(scenario, base))
     if base is not None:
         st.caption(f"Baseline: {base['label']} (its fixed-batch curve on the chart, same "
                    "axes: requests/s and s)")

@@ -83,7 +83,7 @@ def operating_point(s, slo, cap, found, view):
                   lambda: [(views.TITLES[n], f, "") for n, f in
                            (*views.latency_figures(s, slo, pinned), *views.timeline(s, lam))],
                   views.FORMULAS, views.NOTES, "llm_serving_report.html", where=row,
-                  answer=rows, scenario=s.sentence(lam, slo))
+                  answer=rows, scenario=s.sentence(lam, slo), compared=(scenario, base))
     if base is not None:
         st.caption(share.inert(f"Baseline: {base['label']} (its simulated p99 dashed on the "
                                "charts)"))

@@ -133,7 +133,8 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
 
     report_button("CPU-GPU pipeline", views.report_inputs(sc, r, op), sections,
                   views.FORMULAS_TEX, views.ERRATA, "cpu_gpu_pipeline_report.html", where=row,
-                  answer=items, scenario=views.scenario_sentence(sc, r, op))
+                  answer=items, scenario=views.scenario_sentence(sc, r, op),
+                  compared=(scenario, base))
     if base is not None:
         st.caption(f"Baseline: {base['label']}")
         st.dataframe(compare.difference_table(scenario, base), hide_index=True)

@@ -101,7 +101,7 @@ def run():
     args = (s, top, simulate, plan_in)
     baseline = None if base is None else base["curve"]
     st.subheader("At a chosen number of replicas")
-    at_replicas(args, baseline, int(ans["stable"]), (tuple(rows), trace.label))
+    at_replicas(args, baseline, int(ans["stable"]), (tuple(rows), trace.label, (scenario, base)))
     if view not in views.N_VIEWS:
         show_view(view, args, None, baseline)
     share.publish(inputs.FIELDS)
@@ -160,7 +160,8 @@ def show_view(view: str, args: tuple, n, baseline) -> None:
 def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
     """Replicas slider, the share of late requests at n (approximation and simulated),
     the report; the response-time distribution at n.  Moving n re-runs only this
-    (``st.fragment``).  ``page``: (the page's result rows, the trace's label)."""
+    (``st.fragment``).  ``page``: (the page's result rows, the trace's label, (the
+    scenario, the pinned baseline) as ``ui.compare`` keeps them)."""
     ss, (s, top, simulate, _) = st.session_state, args
     n = inputs.replicas_slider(int(data.n_grid(s.lam, s.mu, top)[-1]))
     at = data.at_replicas(s, n, simulate)
@@ -175,7 +176,7 @@ def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
                            for nm, f in views.figures(v, *args, n=n, baseline=baseline)],
                   views.FORMULAS, views.ERRATA, "autoscaling_sla_report.html",
                   answer=list(page[0]) + rows,
-                  scenario=results.scenario_sentence(s, ss["rt_ms"]))
+                  scenario=results.scenario_sentence(s, ss["rt_ms"]), compared=page[2])
     if ss["view"] == views.REPLICAS:         # memoised on the scenario; only the point moves
         show_chart(views.figures(views.REPLICAS, *args, baseline=baseline)[0][1],
                    "sla_vs_replicas", marker=results.marker(at, n))

@@ -103,7 +103,7 @@ def chosen_limit(scenario: inputs.Scenario, free) -> inputs.Scenario | None:
                   views.ERRATA + [f"{r.quantity}: paper {r.paper:g}, model {r.model:.4g} "
                                   f"{r.unit} ({r.note})" for r in data.paper(prof.a_s, prof.c_s)],
                   "llm_token_limits_report.html", where=row, answer=rows,
-                  scenario=answer.scenario_sentence(scenario, limit))
+                  scenario=answer.scenario_sentence(scenario, limit), compared=(current, base))
     if base is not None:
         st.caption(f"Baseline: {base['label']}")
         st.dataframe(compare.difference_table(current, base), hide_index=True)
@@ -138,7 +138,8 @@ def run() -> None:
         free = data.point(*scenario.model, None, scenario.patience_s, scenario.method)
     else:
         st.info(f"This law reaches beyond {data.MAX_NO_LIMIT_TOKENS:,} tokens (all but one "
-                "request in a quadrillion ask for less): no-limit comparisons are left out; set a limit.")
+                "request in a quadrillion ask for less): no-limit comparisons are left out; "
+                "set a limit.")
     prof = scenario.profile
     st.caption(f"λ = {scenario.lam_per_s:.4g} requests/s, S = {prof.a_s:.5g}·n + {prof.c_s:.4g} s "
                f"({prof.name}), token law {scenario.law.label}: mean "

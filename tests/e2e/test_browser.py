@@ -144,6 +144,13 @@ def test_report_download(opened):
     assert graphs >= len(h.chart_data(page)), f"{graphs} charts in the report"
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=[\"']?(https?:)?//", text), \
         "the report loads something from the network"
+    report = page.context.new_page()          # its width as a reader's browser lays it out
+    try:
+        report.set_content(text)
+        width = report.evaluate("document.documentElement.scrollWidth")
+    finally:
+        report.close()
+    assert width <= h.VIEWPORT["width"], f"the report is {width} px wide (a long share link?)"
 
 
 # ---------------------------------------------------------------- what a user takes away

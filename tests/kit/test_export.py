@@ -121,6 +121,20 @@ def test_report_opens_with_the_answer_then_inputs_charts_formulas_link_version()
     assert re.search(r"version\s+0\.\d+", html) and re.search(r"\d{4}-\d\d-\d\d", html)
 
 
+def test_report_wraps_a_long_share_link_and_names_the_pinned_baseline():
+    """Issue 24: one unbroken share link made the report 2,500-3,400 px wide, and a pinned
+    baseline was never named in it."""
+    from ui.compare import difference_table
+    link = "http://127.0.0.1:8501/gpu-batching?" + "&".join(f"p{i}=v{i}" for i in range(200))
+    current = {"label": "now", "metrics": {"mean latency (ms)": 12.3}}
+    pinned = {"label": "V100, b_max=∞", "metrics": {"mean latency (ms)": 10.0}}
+    html = _report([], link=link, baseline=("V100, b_max=∞", difference_table(current, pinned)))
+    assert re.search(r"a[^{}]*\{overflow-wrap:anywhere\}", html)        # links break anywhere
+    assert "<h2>Compared with the pinned baseline</h2><p>Baseline: V100, b_max=∞</p>" in html
+    assert "<td>10 ms</td><td>12.3 ms</td><td>+2.3 ms</td><td>+23 %</td>" in html
+    assert html.index("<h2>Answer</h2>") < html.index("pinned baseline") < html.index("Inputs")
+
+
 def test_report_link_is_escaped_and_never_a_script_href():
     html = _report([], link="javascript:alert(1)")
     assert 'href="javascript' not in html and "javascript:alert(1)" in html
