@@ -37,3 +37,17 @@ def test_engine_docstring_examples_run():
 def test_relative_links_in_docs_point_to_files(path):
     for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text()):
         assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
+
+
+def test_the_readme_says_where_a_vllm_bench_result_is_uploaded():
+    """Issue 24: the README listed `vllm bench serve` results among the files read "in each
+    page's existing upload" without naming one, and a newcomer found none.  The README now
+    names the controls; each one it quotes is one the app draws (its label in a page)."""
+    readme = (ROOT / "README.md").read_text()
+    item = readme[readme.index("- **`vllm bench serve --save-result`**"):].split("\n- ")[0]
+    quoted = re.findall(r'"([^"]+)"', " ".join(item.split()))
+    sources = " ".join(" ".join(p.read_text().split())
+                       for p in (ROOT / "app_pages").rglob("*.py"))
+    assert len(quoted) >= 6
+    missing = [label for label in quoted if f'"{label}' not in sources]
+    assert not missing, missing
