@@ -85,7 +85,8 @@ def test_the_private_name_check_finds_both_forms(tmp_path):
     model = tmp_path / "engine" / "sla"
     model.mkdir(parents=True)
     src = model / "solvers.py"
-    src.write_text("from engine.core.stats import _order_statistics\nfrom engine import sim\n"
+    src.write_text("from engine.core.stats import _order_statistics\n"
+                   "from engine.batching import sim\n"
                    "from ..pipeline import _check\nfrom .formulas import _ours\n"
                    "from . import formulas\nx = sim._CHUNK + formulas._fine\n")
     assert len(_private_uses(src, tmp_path)) == 3
