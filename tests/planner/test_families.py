@@ -21,7 +21,7 @@ from engine.planner import (FAMILIES, PlanSpec, ServingHardware, capacity_plan, 
 from engine.planner import __main__ as planner_cli, checks, hardware as planner_hardware
 from engine.planner import compare, plan as planner_plan, spec as planner_spec
 from engine.planner.families import base, batch, gpu_batching, llm_batch
-from engine.planner.families import llm_disaggregated, llm_serving
+from engine.planner.families import llm_disaggregated, llm_serving, workload
 from engine.planner import families as families_pkg
 from engine.presets import token_law_presets
 
@@ -465,9 +465,9 @@ FUZZED = {
     gpu_batching: {"GpuBatching": test_family_declarations},
     llm_batch: {"LlmBatch": test_family_declarations},
     llm_serving: {"LlmServingColocated": test_family_declarations,
-                  "ServingFamily": test_family_declarations,
-                  "ServingWorkload": test_workloads, "workload_of": test_workloads,
-                  "workload_from_laws": test_workloads, "workload_from_pairs": test_workloads},
+                  "ServingFamily": test_family_declarations},
+    workload: {"ServingWorkload": test_workloads, "workload_of": test_workloads,
+               "workload_from_laws": test_workloads, "workload_from_pairs": test_workloads},
     compare: {"disaggregation_pays": test_disaggregation_pays},
     llm_disaggregated: {"LlmServingDisaggregated": test_family_declarations,
                         "pair_name": test_family_declarations},
