@@ -228,6 +228,12 @@ def number_input(field: Field, label: str, **kw):
     The range is also in the input's help."""
     kw = _bounds(field, kw)
     low, high = kw.pop("min_value", None), kw.pop("max_value", None)
+    # Without bounds Streamlit takes the input's type from its step: a whole number
+    # stays one (a float step, or none, would send 16.0 back for 16).
+    if field.kind is int:
+        kw["step"] = int(kw.get("step", 1))
+    elif "step" in kw:
+        kw["step"] = float(kw["step"])
     span = range_text(low, high)
     if span:
         kw["help"] = (kw.get("help", "").rstrip() + f" Accepted values: {span}.").lstrip()

@@ -146,6 +146,8 @@ def test_every_number_input_of_a_page_goes_through_the_kit(page):
     for box in boxes:
         assert not box.proto.has_min and not box.proto.has_max, box.label
         assert "Accepted values: " in box.help, box.label
+        whole = isinstance(box.value, int)            # a whole number stays one in the browser
+        assert (box.proto.data_type == box.proto.DataType.INT) == whole, box.label
 
 
 # The three what-if sliders of issue 14, on their pages.
