@@ -95,17 +95,11 @@ class Field:
 
 
 def restore(fields: list[Field]) -> None:
-    """First run of a session: take inputs from the URL (or defaults) into session state.
-
-    Every later run: keep each input's value in session state even where its widget is
-    not drawn this run (Streamlit forgets a keyed widget's value at the end of a run that
-    did not draw it), so a hidden input keeps what the user typed, the share link keeps
-    it, and a fragment rerun that reads it finds it."""
+    """First run of a session: take inputs from the URL (or defaults) into session state."""
     warnings = st.session_state.setdefault(_WARNINGS, [])
     st.session_state[_DEFAULTS] = {field.key: field.default for field in fields}
     for field in fields:
         if field.key in st.session_state:
-            st.session_state[field.key] = st.session_state[field.key]
             continue
         raw = st.query_params.get(field.key)
         for alias in field.aliases:           # a link made before the key was renamed
@@ -120,6 +114,16 @@ def restore(fields: list[Field]) -> None:
                 warnings.append(f"Link parameter `{field.key}` = {shown} ignored ({err}); "
                                 f"using the default {field.format(field.default)}.")
         st.session_state[field.key] = value
+
+
+def keep(field: Field) -> None:
+    """Keep ``field``'s value through a run that reads it without drawing its widget.
+
+    Streamlit forgets a keyed widget's value at the end of a run that did not draw it; a
+    full rerun gets it back from the URL (``restore``), a fragment rerun does not: so a
+    fragment that reads an input it does not draw this time (the pipeline's load as a
+    fraction while it is given in jobs/s) calls this first, in every run."""
+    st.session_state[field.key] = st.session_state.get(field.key, field.default)
 
 
 def default(key: str, fallback=None):

@@ -134,6 +134,7 @@ def sidebar() -> Scenario:
 def load_input() -> Load:
     """Draw the load widget (inside the what-if fragment); the load it sets."""
     s = st.session_state
+    share.keep(FIELD["rate_per_s" if s["load_mode"] == "frac" else "frac"])    # read below
     if s["load_mode"] == "frac":
         share.slider(FIELD["frac"], "Load (fraction of the max sustainable rate)", step=0.01,
                      help="λ / capacity in the paper's notation.")

@@ -43,5 +43,10 @@ def test_a_typed_rate_answers_and_a_rate_out_of_range_is_clamped_and_said_so(app
         assert float(box.input_value()) == 1e9
         said = page.get_by_text("Arrival rate (jobs/s) was 1e12, outside the range")
         assert said.count() == 1 and "set to 1e9" in said.inner_text()
+
+        # Back to a fraction of capacity: the fraction not drawn meanwhile is still there.
+        h.rerun_after(page, lambda: page.get_by_text("fraction of capacity", exact=True).click())
+        assert not _errors(page), _errors(page)
+        assert _query(page)["frac"] == "0.8" and _query(page)["rate_per_s"] == "1000000000"
     finally:
         context.close()
