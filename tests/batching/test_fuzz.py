@@ -557,6 +557,24 @@ def test_simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches
 from tests.sla import test_fuzz as sla_fuzz  # a module: its tests are not collected twice
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
 # own to fuzz) names the test that builds and checks it and the function it comes from.
+@fuzz(300, POINTS)
+@given(sweep(st.floats(1e-3, 1e5)), sweep(st.floats(-0.5, 1.5)), st.floats(0.0, 1e3),
+       st.floats(0.0, 1e3), st.sampled_from([-1.0, math.nan, math.inf, "x"]))
+def test_energy_per_request_at_power(rate, u, busy, idle, bad):
+    """energy_per_request_at_power: (P_busy·u + P_idle·(1 − u))/λ with u clipped to
+    [0, 1], finite and ≥ 0, between P_idle/λ and P_busy/λ (either order); a bad power is
+    a ValueError naming it."""
+    e = b_answers.energy_per_request_at_power(rate, u, busy, idle)
+    tally(b_answers.energy_per_request_at_power, POINTS)
+    uc = np.clip(u, 0.0, 1.0)
+    assert np.allclose(e, (busy * uc + idle * (1 - uc)) / rate, rtol=1e-12)
+    assert np.all(np.isfinite(e)) and np.all(e >= 0)
+    lo, hi = np.minimum(busy, idle) / rate, np.maximum(busy, idle) / rate
+    assert np.all(e >= lo * (1 - 1e-12)) and np.all(e <= hi * (1 + 1e-12))
+    raises_naming("busy_power_w", b_answers.energy_per_request_at_power, rate, u, bad, idle)
+    raises_naming("idle_power_w", b_answers.energy_per_request_at_power, rate, u, busy, bad)
+
+
 FUZZED = {
     b_formulas: {
         "capacity": test_batching_capacity,
@@ -589,6 +607,7 @@ FUZZED = {
         "load_curves": test_batching_curves, "b_max_family": test_batching_curves,
         "LoadCurves": (test_batching_curves, "load_curves")},
     b_answers: {
+        "energy_per_request_at_power": test_energy_per_request_at_power,
         "busy_split": test_batching_operating_point_at,
         "cost_per_million": test_operating_point_costs_and_sweeps,
         "rate_seed": test_operating_point_costs_and_sweeps,
