@@ -13,68 +13,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..core.stats import N_GROUPS, ci95_half_width, percentiles, t975
+from ..core.records import QUANTILES, LatencySummary, mean_ci95, summary_of
 
 __all__ = ["LatencySummary", "ServingRecords", "ServingResult", "Timeline", "summarize",
            "summary_of"]
-
-QUANTILES = (50.0, 90.0, 95.0, 99.0)
-
-
-@dataclass(frozen=True)
-class LatencySummary:
-    """Mean, percentiles and the 95 % half-width of the mean of one latency (ms), over
-    ``count`` requests (all NaN when ``count`` is 0: no request had this latency)."""
-
-    mean: float
-    p50: float
-    p90: float
-    p95: float
-    p99: float
-    ci95: float
-    count: int
-
-    def percentile(self, q: float) -> float:
-        """One of the stored percentiles (50, 90, 95, 99)."""
-        got = {50.0: self.p50, 90.0: self.p90, 95.0: self.p95, 99.0: self.p99}
-        try:
-            q = float(q)
-        except (TypeError, ValueError):
-            q = math.nan
-        if q not in got:
-            raise ValueError(f"percentile must be one of 50, 90, 95, 99, got {q!r}")
-        return got[q]
-
-    def as_dict(self) -> dict:
-        return {"mean": self.mean, "p50": self.p50, "p90": self.p90, "p95": self.p95,
-                "p99": self.p99, "ci95": self.ci95, "count": self.count}
-
-
-def _ci95(values: np.ndarray) -> float:
-    """Half-width of the 95 % interval of the mean: batch means over ``N_GROUPS``
-    groups of consecutive values, or the plain t interval for short samples."""
-    n = values.size
-    if n < 2:
-        return math.inf
-    if n < 2 * N_GROUPS:
-        return float(t975(n - 1) * values.std(ddof=1) / math.sqrt(n))
-    edges = np.arange(N_GROUPS + 1) * n // N_GROUPS
-    sums = np.add.reduceat(values, edges[:-1])
-    return ci95_half_width(sums, n)[0]
-
-
-def summary_of(values) -> LatencySummary:
-    """``LatencySummary`` of the finite ``values`` (in the order served: the confidence
-    interval groups neighbours)."""
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return LatencySummary(*(math.nan,) * 6, count=0)
-    mean = float(v.mean())
-    ci = _ci95(v)
-    p = percentiles(v.copy(), QUANTILES)
-    return LatencySummary(mean, *(float(x) for x in p), ci95=ci, count=int(v.size))
-
 
 def _frozen(a, dtype=float) -> np.ndarray:
     a = np.array(a, dtype=dtype)
@@ -202,7 +144,7 @@ def _itl_summary(itl_hist, gaps_ms, tokens, edges_ms) -> LatencySummary:
     mids = np.sqrt(edges_ms[:-1] * edges_ms[1:])
     qs = [float(mids[min(np.searchsorted(cum, q / 100.0), mids.size - 1)]) for q in QUANTILES]
     keep = tokens > 0
-    ci = _ci95(gaps_ms[keep] / tokens[keep]) if keep.sum() > 1 else math.inf
+    ci = mean_ci95(gaps_ms[keep] / tokens[keep]) if keep.sum() > 1 else math.inf
     return LatencySummary(mean, *qs, ci95=ci, count=count)
 
 

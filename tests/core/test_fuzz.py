@@ -1039,3 +1039,99 @@ FUZZED[p_schema] = {
     name: test_preset_schema for name in (
         "read_toml", "check_keys", "scalars", "text", "number", "column", "number_list",
         "whole_increasing", "read_columns", "load_folder")}
+
+
+# ============================================================ engine.core: units, renamed, records
+
+from engine.core import records as records_core  # noqa: E402
+from engine.core import renamed as renamed_core  # noqa: E402
+from engine.core import units as units_core  # noqa: E402
+
+
+@FUZZ_VECTOR
+@given(values=st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=8))
+def test_unit_converters(values):
+    """Each converter is multiplication by its factor, and each pair inverts the other."""
+    x = np.array(values)
+    pairs = ((units_core.s_from_ms, units_core.ms_from_s, 1e-3),
+             (units_core.hours_from_s, units_core.s_from_hours, 1 / 3600.0),
+             (units_core.per_s_from_per_ms, units_core.per_ms_from_per_s, 1e3))
+    for there, back, factor in pairs:
+        tally(there), tally(back)
+        assert np.allclose(there(x), x * factor, rtol=1e-15, atol=0.0)
+        assert np.allclose(back(there(x)), x, rtol=1e-12, atol=1e-300)
+        assert np.ndim(there(values[0])) == 0
+
+
+@FUZZ
+@given(value=st.floats(-1e6, 1e6), old=st.booleans())
+def test_renamed_keywords(value, old):
+    """The old keyword gives the new one's answer with a DeprecationWarning naming the
+    new keyword; both at once is a TypeError; positional calls never warn."""
+    import warnings
+
+    @renamed_core.renamed_keywords(rate="rate_per_s")
+    def doubled(rate_per_s):
+        return 2.0 * rate_per_s
+    tally(renamed_core.renamed_keywords)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = doubled(rate=value) if old else doubled(value)
+    assert got == 2.0 * value
+    assert [w.category for w in seen] == ([DeprecationWarning] if old else [])
+    if old:
+        assert "rate_per_s=" in str(seen[0].message) and renamed_core.REMOVED_IN in str(
+            seen[0].message)
+    with pytest.raises(TypeError, match="rate_per_s"):
+        doubled(rate=value, rate_per_s=value)
+
+
+@FUZZ_VECTOR
+@given(values=st.lists(st.one_of(st.floats(-1e9, 1e9), st.just(math.nan), st.just(math.inf)),
+                       min_size=0, max_size=500),
+       n=st.integers(0, 10 ** 6), warmup=st.one_of(st.none(), st.integers(0, 10 ** 7)),
+       rate=st.floats(1e-3, 1e3), seed=st.integers(0, 2 ** 32 - 1))
+def test_records_summary(values, n, warmup, rate, seed):
+    """summary_of: numpy's mean and linear percentiles of the finite values, ordered,
+    count of the finite ones; the half-width non-negative.  warmup_count: n // 10 by
+    default, never past n − 1.  drawn_arrivals: sorted Poisson times at the rate, or the
+    trace itself."""
+    v = np.array(values, dtype=float)
+    finite = v[np.isfinite(v)]
+    s = records_core.summary_of(v)
+    tally(records_core.summary_of)
+    assert s.count == finite.size
+    if finite.size:
+        assert s.mean == pytest.approx(finite.mean(), rel=1e-9, abs=1e-6)
+        assert np.allclose([s.p50, s.p90, s.p95, s.p99], np.percentile(finite, [50, 90, 95, 99]),
+                           rtol=1e-9, atol=1e-6)
+        assert s.p50 <= s.p90 <= s.p95 <= s.p99
+        assert s.ci95 >= 0.0
+        assert records_core.mean_ci95(finite) == s.ci95
+        tally(records_core.mean_ci95)
+    else:
+        assert math.isnan(s.mean)
+    w = records_core.warmup_count(n, warmup)
+    tally(records_core.warmup_count)
+    assert 0 <= w <= max(n - 1, 0)
+    if warmup is None and n >= 1:
+        assert w == min(n // 10, n - 1)
+    m = 1 + seed % 200
+    times = records_core.drawn_arrivals(rate, m, np.random.default_rng(seed))
+    tally(records_core.drawn_arrivals)
+    assert times.shape == (m,) and np.all(np.diff(times) >= 0) and times[0] > 0
+    trace = np.sort(np.abs(v[np.isfinite(v)]))
+    if trace.size:
+        assert np.array_equal(records_core.drawn_arrivals(rate, m, None, trace), trace)
+    raises_naming("arrivals", records_core.drawn_arrivals, rate, m, np.random.default_rng(0),
+                  [3.0, 1.0])
+
+
+FUZZED[units_core] = {name: test_unit_converters for name in (
+    "s_from_ms", "ms_from_s", "hours_from_s", "s_from_hours", "per_s_from_per_ms",
+    "per_ms_from_per_s")}
+FUZZED[renamed_core] = {"renamed_keywords": test_renamed_keywords}
+FUZZED[records_core] = {"summary_of": test_records_summary, "mean_ci95": test_records_summary,
+                        "warmup_count": test_records_summary,
+                        "drawn_arrivals": test_records_summary,
+                        "LatencySummary": (test_records_summary, "summary_of")}
