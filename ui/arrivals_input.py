@@ -181,6 +181,11 @@ class ArrivalChoice:
             return arr.Replay(self.trace.times, self.trace.name).scaled(rate)
         return arr.Poisson(rate)
 
+    def keywords_at(self, rate: float) -> dict:
+        """The simulators' ``arrivals`` keyword at mean ``rate`` (the simulator's unit):
+        none for Poisson (the simulator's own arrivals), else ``process(rate)``."""
+        return {} if self.is_poisson else {"arrivals": self.process(rate)}
+
 
 POISSON = ArrivalChoice()
 

@@ -113,6 +113,19 @@ def with_spinner(text: str, fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
+def over_points(point, arguments, bar=None, text: str = "Simulating…") -> list:
+    """``point(*args)`` for each ``args`` of ``arguments`` in order: an engine function
+    over these loads (or limits, or replica counts), each point memoised by ``point``
+    itself, and ``bar`` (an ``st.progress`` or ``LazyProgress``) moved after each."""
+    arguments = list(arguments)
+    results = []
+    for i, args in enumerate(arguments):
+        results.append(point(*args))
+        if bar is not None:
+            bar.progress((i + 1) / len(arguments), text)
+    return results
+
+
 def _hashable(value):
     if isinstance(value, dict):
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))

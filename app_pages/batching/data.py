@@ -7,7 +7,7 @@ from engine import batching, fit
 from engine.presets import batch_profiles, hardware_prices
 from ui.arrivals_input import POISSON
 from ui.budget import heavy, long_running
-from ui.memo import memo
+from ui.memo import memo, over_points
 
 # Results are immutable by convention: the memo hands out the object itself.
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
@@ -88,11 +88,8 @@ def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None, arrivals=
     are memoised too (one lookup on a rerun instead of one per point)."""
     cap = float(batching.capacity(alpha, tau0, b_max))
     lam = [f * cap for f in fractions]
-    results = []
-    for i, x in enumerate(lam):
-        results.append(_rate_point(x, alpha, tau0, b_max, n_jobs, i, arrivals))
-        if bar is not None:
-            bar.progress((i + 1) / len(lam), "Simulating…")
+    results = over_points(_rate_point, ((x, alpha, tau0, b_max, n_jobs, i, arrivals)
+                                         for i, x in enumerate(lam)), bar)
     return batching.sweep_from_results(lam, results)
 
 
