@@ -4,6 +4,8 @@
 ``lam_per_ms``: a call with ``lam=`` still works, with a ``DeprecationWarning`` that
 names the new keyword and the release that drops the old one (scipy's pattern).
 Positional calls are untouched.  Giving both names is a ``TypeError``.
+``renamed_attribute("mean_latency_ms")`` is the same for a result's field: the old
+attribute name reads the new one, with the warning.
 
 >>> import warnings
 >>> @renamed_keywords(lam="lam_per_s")
@@ -21,7 +23,7 @@ import warnings
 
 REMOVED_IN = "0.6"
 
-__all__ = ["REMOVED_IN", "renamed_keywords"]
+__all__ = ["REMOVED_IN", "renamed_keywords", "renamed_attribute"]
 
 
 def renamed_keywords(**old_to_new):
@@ -42,3 +44,22 @@ def renamed_keywords(**old_to_new):
         inner.renamed_keywords = dict(old_to_new)
         return inner
     return wrap
+
+
+class renamed_attribute:
+    """A read-only class attribute: the old name of the field ``new``, read with a
+    ``DeprecationWarning`` naming ``new`` (set as ``old = renamed_attribute("new")``)."""
+
+    def __init__(self, new: str):
+        self.new = new
+        self.old = "?"
+
+    def __set_name__(self, owner, name):
+        self.old = f"{owner.__name__}.{name}"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        warnings.warn(f"{self.old} is deprecated; use .{self.new} (the old name is removed "
+                      f"in {REMOVED_IN})", DeprecationWarning, stacklevel=2)
+        return getattr(obj, self.new)

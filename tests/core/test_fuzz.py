@@ -1046,6 +1046,7 @@ FUZZED[p_schema] = {
 from engine.core import records as records_core  # noqa: E402
 from engine.core import renamed as renamed_core  # noqa: E402
 from engine.core import units as units_core  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 
 
 @FUZZ_VECTOR
@@ -1084,6 +1085,15 @@ def test_renamed_keywords(value, old):
             seen[0].message)
     with pytest.raises(TypeError, match="rate_per_s"):
         doubled(rate=value, rate_per_s=value)
+
+    @dataclass(frozen=True)
+    class Result:
+        rate_per_s: float
+        rate = renamed_core.renamed_attribute("rate_per_s")
+    tally(renamed_core.renamed_attribute)
+    with pytest.warns(DeprecationWarning, match=r"Result.rate is deprecated; use .rate_per_s"):
+        assert Result(value).rate == value
+    assert Result(value) == Result(value) and Result.rate.new == "rate_per_s"
 
 
 @FUZZ_VECTOR
@@ -1130,7 +1140,8 @@ def test_records_summary(values, n, warmup, rate, seed):
 FUZZED[units_core] = {name: test_unit_converters for name in (
     "s_from_ms", "ms_from_s", "hours_from_s", "s_from_hours", "per_s_from_per_ms",
     "per_ms_from_per_s")}
-FUZZED[renamed_core] = {"renamed_keywords": test_renamed_keywords}
+FUZZED[renamed_core] = {"renamed_keywords": test_renamed_keywords,
+                        "renamed_attribute": test_renamed_keywords}
 FUZZED[records_core] = {"summary_of": test_records_summary, "mean_ci95": test_records_summary,
                         "warmup_count": test_records_summary,
                         "drawn_arrivals": test_records_summary,
