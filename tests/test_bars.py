@@ -37,7 +37,6 @@ ALLOWED: dict[str, str] = {
     "ui/plotting.py": "axis ranges and log-axis ticks (presentation, no model)",
     "ui/export.py": "rounding answers to significant figures for display",
     "app_pages/batching/figures.py": "TO MOVE (issue 24)",
-    "app_pages/batching/measured.py": "TO MOVE (issue 24)",
     "app_pages/batching/uploads.py": "TO MOVE (issue 24)",
     "app_pages/llm_batching/figures.py": "TO MOVE (issue 24)",
     "app_pages/llm_serving/data.py": "TO MOVE (issue 24)",

@@ -609,3 +609,9 @@ def report_button(title: str, parameters: dict, sections, formulas, notes, file_
                           scenario=scenario, link=link(), compared=compared),
         file_name, "text/html", key="report", on_click="ignore",
         icon=":material/description:")
+
+
+def rounded(values, decimals: int):
+    """Numbers (a scalar or an array) rounded to ``decimals`` places for a displayed table
+    (display only: the engine's numbers stay exact)."""
+    return np.round(values, decimals)

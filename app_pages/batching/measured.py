@@ -6,14 +6,13 @@ leaves out of its key.  Results are the engine's frozen objects, shared: never m
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from engine.measured import read_batch_profiles, read_concurrency_sweeps
 from engine.measured.online import compare_model_analyzer, compare_profile_online
 from engine.presets import online_pairs
 from app_pages.batching import figures as figs
-from ui.export import format_percent
+from ui.export import format_percent, rounded
 from ui.memo import memo
 
 CACHE_SIZE = 32
@@ -85,17 +84,10 @@ def mismatch(offline_label: str, online_label: str, offline_labels) -> str:
             f"offline table, so the comparison below mixes two setups; {hint}.")
 
 
-def worst(n, errors) -> tuple[float, float]:
-    """(largest |error|, the concurrency where it is)."""
-    i = int(np.argmax(np.abs(errors)))
-    return float(np.abs(errors)[i]), float(n[i])
-
-
 def summary_sentence(comp) -> str:
     """One plain sentence: how close the model comes, median and worst row."""
-    n = comp.concurrency
-    thr, n_thr = worst(n, comp.throughput_error)
-    lat, n_lat = worst(n, comp.latency_error)
+    thr, n_thr = comp.worst_throughput
+    lat, n_lat = comp.worst_latency
     return (f"From the offline table alone the model predicts this server's online throughput "
             f"within {format_percent(comp.median_abs_throughput_error, 0)} (median; worst "
             f"{format_percent(thr, 0)} at N = {n_thr:g}) and its mean latency within "
@@ -128,11 +120,11 @@ def error_table(comp, p99_ms=None) -> pd.DataFrame:
     table = {
         "concurrency N (clients)": comp.concurrency.astype(int),
         "measured throughput (requests/s)": comp.measured_throughput_per_s,
-        "predicted throughput (requests/s)": np.round(comp.predicted_throughput_per_s, 1),
-        "throughput error (%)": np.round(100 * comp.throughput_error, 1),
+        "predicted throughput (requests/s)": rounded(comp.predicted_throughput_per_s, 1),
+        "throughput error (%)": rounded(100 * comp.throughput_error, 1),
         "measured mean latency (ms)": comp.measured_latency_ms,
-        "predicted mean latency (ms)": np.round(comp.predicted_latency_ms, 3),
-        "mean latency error (%)": np.round(100 * comp.latency_error, 1)}
+        "predicted mean latency (ms)": rounded(comp.predicted_latency_ms, 3),
+        "mean latency error (%)": rounded(100 * comp.latency_error, 1)}
     if p99_ms is not None:
         table["measured p99 latency (ms)"] = p99_ms
     return pd.DataFrame(table)
@@ -169,29 +161,24 @@ def model_analyzer(digest: str, gpu_digest: str | None, _text: str,
     return found
 
 
-def _median_abs(errors) -> float:
-    return float(np.median(np.abs(errors)))
-
-
 def ma_sentence(comp) -> str:
     """One plain sentence for a Model Analyzer configuration: throughput and p99."""
-    n = comp.concurrency
-    thr, n_thr = worst(n, comp.throughput_error)
-    p99, n_p99 = worst(n, comp.p99_error)
+    thr, n_thr = comp.worst_throughput
+    p99, n_p99 = comp.worst_p99
     return (f"For {comp.label} (max batch size {comp.max_batch_size}) the model built from "
             f"the file's peak throughputs predicts the throughput within "
-            f"{format_percent(_median_abs(comp.throughput_error), 0)} (median; worst "
+            f"{format_percent(comp.median_abs_throughput_error, 0)} (median; worst "
             f"{format_percent(thr, 0)} at N = {n_thr:g}) and Model Analyzer's p99 within "
-            f"{format_percent(_median_abs(comp.p99_error), 0)} (median; worst "
+            f"{format_percent(comp.median_abs_p99_error, 0)} (median; worst "
             f"{format_percent(p99, 0)} at N = {n_p99:g}).")
 
 
 def ma_rows(comp) -> list[tuple[str, str]]:
     return [
-        ("Throughput error, median |error|", format_percent(_median_abs(comp.throughput_error), 1)),
-        ("Throughput error, max |error|", format_percent(np.max(np.abs(comp.throughput_error)), 1)),
-        ("p99 latency error, median |error|", format_percent(_median_abs(comp.p99_error), 1)),
-        ("p99 latency error, max |error|", format_percent(np.max(np.abs(comp.p99_error)), 1)),
+        ("Throughput error, median |error|", format_percent(comp.median_abs_throughput_error, 1)),
+        ("Throughput error, max |error|", format_percent(comp.max_abs_throughput_error, 1)),
+        ("p99 latency error, median |error|", format_percent(comp.median_abs_p99_error, 1)),
+        ("p99 latency error, max |error|", format_percent(comp.max_abs_p99_error, 1)),
         ("Batch-size limit b_max", "none" if comp.max_batch_size is None
          else f"{comp.max_batch_size} requests"),
         ("Time per request in a batch (α)", f"{comp.alpha_ms:.4g} ms"),
@@ -203,11 +190,11 @@ def ma_table(comp) -> pd.DataFrame:
     return pd.DataFrame({
         "concurrency N (clients)": comp.concurrency.astype(int),
         "measured throughput (requests/s)": comp.measured_throughput_per_s,
-        "model throughput (requests/s)": np.round(comp.predicted_throughput_per_s, 1),
-        "throughput error (%)": np.round(100 * comp.throughput_error, 1),
+        "model throughput (requests/s)": rounded(comp.predicted_throughput_per_s, 1),
+        "throughput error (%)": rounded(100 * comp.throughput_error, 1),
         "measured p99 latency (ms)": comp.measured_p99_ms,
-        "model p99 latency (ms)": np.round(comp.predicted_p99_ms, 3),
-        "p99 latency error (%)": np.round(100 * comp.p99_error, 1)})
+        "model p99 latency (ms)": rounded(comp.predicted_p99_ms, 3),
+        "p99 latency error (%)": rounded(100 * comp.p99_error, 1)})
 
 
 @memo(CACHE_SIZE)

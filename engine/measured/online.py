@@ -166,6 +166,23 @@ class OnlineComparison:
     def max_abs_latency_error(self) -> float:
         return float(np.max(np.abs(self.latency_error)))
 
+    @property
+    def worst_throughput(self) -> tuple[float, float]:
+        """(largest |throughput error|, the concurrency where it is)."""
+        return _worst(self.concurrency, self.throughput_error)
+
+    @property
+    def worst_latency(self) -> tuple[float, float]:
+        """(largest |mean latency error|, the concurrency where it is)."""
+        return _worst(self.concurrency, self.latency_error)
+
+
+def _worst(n, errors) -> tuple[float, float]:
+    """(largest |error|, the concurrency where it is; the first on a tie)."""
+    size = np.abs(np.asarray(errors, dtype=float))
+    i = int(np.argmax(size))
+    return float(size[i]), float(np.asarray(n)[i])
+
 
 def compare_profile_online(profile: MeasuredBatchProfile, sweep: MeasuredConcurrencySweep,
                            *, instances=None, b_max=None) -> OnlineComparison:
@@ -247,6 +264,32 @@ class ModelAnalyzerComparison:
     alpha_ms: float
     tau0_ms: float
     assumptions: tuple = MA_ASSUMPTIONS
+
+    @property
+    def median_abs_throughput_error(self) -> float:
+        return float(np.median(np.abs(self.throughput_error)))
+
+    @property
+    def max_abs_throughput_error(self) -> float:
+        return float(np.max(np.abs(self.throughput_error)))
+
+    @property
+    def median_abs_p99_error(self) -> float:
+        return float(np.median(np.abs(self.p99_error)))
+
+    @property
+    def max_abs_p99_error(self) -> float:
+        return float(np.max(np.abs(self.p99_error)))
+
+    @property
+    def worst_throughput(self) -> tuple[float, float]:
+        """(largest |throughput error|, the concurrency where it is)."""
+        return _worst(self.concurrency, self.throughput_error)
+
+    @property
+    def worst_p99(self) -> tuple[float, float]:
+        """(largest |p99 error|, the concurrency where it is)."""
+        return _worst(self.concurrency, self.p99_error)
 
 
 def cycle_latency_quantile_ms(n_clients, alpha_ms, tau0_ms, b_max, q):
