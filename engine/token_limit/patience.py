@@ -193,8 +193,9 @@ def mm1_deterministic_patience(lam, mean_service, patience):
     rho = lam * ms
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         z = (1.0 - rho) / ms * tau          # NaN at ρ = 1, τ = inf: the τ = inf branch
-        # scaled by s = e^{min(z, 0)} so that heavy overload does not overflow
-        neg = z < 0
+        # scaled by s = e^{z} where z < −1e-3, so that heavy overload does not overflow;
+        # nearer ρ = 1 the series of _phi and _psi (the scaled form cancels there)
+        neg = z < -1e-3
         zn = np.where(neg, z, -1.0)
         s = np.where(neg, np.exp(np.minimum(z, 0.0)), 1.0)
         g = np.where(neg, s + lam * tau * np.expm1(zn) / zn, 1.0 + lam * tau * _phi(z))

@@ -145,6 +145,19 @@ def test_mm1d_tends_to_mm1_without_patience():
     assert heavy[0] == pytest.approx(1 - 1 / 50, rel=1e-9)
 
 
+def test_mm1d_is_continuous_through_load_one_with_a_long_patience():
+    """At ρ = 1 (z = 0) M/M/1+D is π = 1/(2 + λτ), E[W_q] = τ − (τ + λτ²/2)/(2 + λτ);
+    one ulp either side of ρ = 1 with λτ ~ 1e7 gives the same (the scaled form of
+    ρ > 1 once cancelled to −3e8 s here)."""
+    ms, tau = 1.75, 21248482.0
+    lam = 1 / ms
+    at_one = (1 / (2 + lam * tau), tau - (tau + lam * tau * tau / 2) / (2 + lam * tau))
+    for x in (np.nextafter(lam, 0), lam, np.nextafter(lam, 1)):
+        loss, w_all, served = tk.mm1_deterministic_patience(x, ms, tau)
+        assert (loss, w_all) == pytest.approx(at_one, rel=1e-6)
+        assert 0 <= served <= tau
+
+
 @pytest.mark.parametrize("lam,d,tau", [(0.5, 1.0, 2.5), (0.9, 1.0, 7.0), (1.6, 1.0, 4.2),
                                        (1 / 25, 23.0, 60.0)])
 def test_exact_solver_against_md1d_series(lam, d, tau):
