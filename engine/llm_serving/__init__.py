@@ -33,8 +33,9 @@ from .result import LatencySummary, ServingRecords, ServingResult, Timeline, sum
 from .scheduler import Scheduler
 from .sim import simulate_serving
 from .slo import SloRate, largest_rate_meeting, meets_target
-from .sources import (StepCostFit, fit_step_cost_vllm_bench, step_cost_from_csv,
-                      step_cost_from_distserve, step_cost_from_splitwise)
+from .measured_fits import fit_step_cost_vllm_bench, step_cost_from_csv
+from .published_fits import step_cost_from_distserve, step_cost_from_splitwise
+from .step_fit import StepCostFit
 
 __all__ = [
     "StepCost", "Scheduler", "simulate_serving", "simulate_disaggregated", "simulate_fleet",

@@ -220,7 +220,7 @@ def compare_vllm_bench(runs, *, kv_cache_tokens=None, max_num_batched_tokens=Non
     output_tokens, calibration`` and ``measured_``/``predicted_`` ``mean_ttft_ms,
     p99_ttft_ms, mean_tpot_ms, throughput_requests_per_s``, then each ``error_pct``.
     """
-    from .sources import fit_step_cost_vllm_bench
+    from .measured_fits import fit_step_cost_vllm_bench
     read, dated = _bench_runs(runs)
     ones = [text for r, text in read if r.max_concurrency == 1]
     if not ones:

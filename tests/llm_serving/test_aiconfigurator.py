@@ -28,7 +28,9 @@ from engine.core.domains import (KV_CACHE_TOKENS, MAX_BATCHED_TOKENS, MAX_NUM_SE
                                  SERVING_TOKENS, STEP_BATCH, STEP_CONTEXT_TOKENS, STEP_MS,
                                  STEP_TIME_MS, TARGET_MS)
 from engine.llm_serving import StepCost
+from engine.llm_serving import aic_sizing as sizing
 from engine.llm_serving import aiconfigurator as bridge
+from engine.llm_serving import step_times as fit_module
 from engine.llm_serving.aiconfigurator import (MISSING_PACKAGE, AicSizing,
                                                aiconfigurator_replicas,
                                                fit_step_cost_from_step_times,
@@ -185,10 +187,10 @@ def test_the_sizing_rule_by_hand():
 
 def test_the_prompt_budgets_are_aiconfigurators():
     """_agg_ctx_tokens_list of aiconfigurator/sdk/sweep.py with ctx_stride 512."""
-    assert bridge._ctx_budgets(1024, False) == [1024 * k for k in range(1, 9)]
-    assert bridge._ctx_budgets(100, False) == [100, 200, *range(512, 8193, 512)]
-    assert bridge._ctx_budgets(4096, True) == [*range(512, 8193, 512)]
-    assert bridge._ctx_budgets(10_000, True) == [*range(512, 8193, 512), 10_000, 10_692,
+    assert sizing._ctx_budgets(1024, False) == [1024 * k for k in range(1, 9)]
+    assert sizing._ctx_budgets(100, False) == [100, 200, *range(512, 8193, 512)]
+    assert sizing._ctx_budgets(4096, True) == [*range(512, 8193, 512)]
+    assert sizing._ctx_budgets(10_000, True) == [*range(512, 8193, 512), 10_000, 10_692,
                                                  13_192, 15_692, 18_192, 20_000]
 
 
@@ -210,10 +212,10 @@ def test_the_sweep_grid_is_the_installed_aiconfigurators():
     AIConfigurator's (sweep.py), so a release that changes them shows here."""
     from aiconfigurator.sdk import sweep
 
-    assert bridge._AIC_BATCHES == tuple(sweep._DEFAULT_AGG_BATCH_SCHEDULE)
+    assert sizing._AIC_BATCHES == tuple(sweep._DEFAULT_AGG_BATCH_SCHEDULE)
     for isl in (100, 1024, 3000, 10_000, 70_000):
         for chunked in (False, True):
-            assert bridge._ctx_budgets(isl, chunked) == sweep._agg_ctx_tokens_list(
+            assert sizing._ctx_budgets(isl, chunked) == sweep._agg_ctx_tokens_list(
                 isl, 512, chunked), (isl, chunked)
 
 
@@ -239,8 +241,8 @@ def test_each_point_is_aiconfigurators_run_agg():
                            (64, 4096, 1024, 16), (300, 512, 2048, 128)]:
             want = backend.run_agg(model, database, config.RuntimeConfig(
                 batch_size=b, isl=l, osl=o, ttft=1e9, tpot=1e9), ctx_tokens=c).get_result_dict()
-            g = bridge._agg_decodes(b, c, l)
-            ttft, tpot, _, per_ms = bridge._agg_point(
+            g = sizing._agg_decodes(b, c, l)
+            ttft, tpot, _, per_ms = sizing._agg_point(
                 handle.mixed_step_latency(c, g, l, o), handle.decode_step_latency(b, l, o),
                 b, c, l, o, 0.8 * 32)
             assert ttft == pytest.approx(float(want["ttft"]), rel=1e-9), (b, c)
@@ -418,8 +420,8 @@ def test_step_cost_from_aiconfigurator_fuzz(name, data):
 
 
 FUZZED = {
-    bridge: {"fit_step_cost_from_step_times": test_fit_fuzz,
-             "step_cost_from_aiconfigurator": test_step_cost_from_aiconfigurator_fuzz,
-             "aiconfigurator_replicas": test_replicas_fuzz,
+    fit_module: {"fit_step_cost_from_step_times": test_fit_fuzz},
+    bridge: {"step_cost_from_aiconfigurator": test_step_cost_from_aiconfigurator_fuzz},
+    sizing: {"aiconfigurator_replicas": test_replicas_fuzz,
              "AicSizing": (test_replicas_fuzz, "aiconfigurator_replicas")},
 }

@@ -32,12 +32,14 @@ from engine.llm_serving import cost as serving_cost
 from engine.llm_serving import disaggregated as serving_disaggregated
 from engine.llm_serving import fleet as serving_fleet
 from engine.llm_serving import kernel as serving_kernel
+from engine.llm_serving import measured_fits as serving_measured_fits
 from engine.llm_serving import presets as serving_presets
+from engine.llm_serving import published_fits as serving_published_fits
 from engine.llm_serving import result as serving_result
 from engine.llm_serving import scheduler as serving_scheduler
 from engine.llm_serving import sim as serving_sim
 from engine.llm_serving import slo as serving_slo
-from engine.llm_serving import sources as serving_sources
+from engine.llm_serving import step_fit as serving_step_fit
 from engine.llm_serving.cost import StepCost
 from engine.llm_serving.scheduler import Scheduler
 from engine.measured import read_request_records
@@ -873,7 +875,7 @@ def read_or_refuse(fn, *args, **kwargs):
 
 
 def check_fit(fit):
-    assert isinstance(fit, serving_sources.StepCostFit) and isinstance(fit.cost, StepCost)
+    assert isinstance(fit, serving_step_fit.StepCostFit) and isinstance(fit.cost, StepCost)
     assert_no_nan(fit.cost)
     assert all(getattr(fit.cost, f) >= 0 and math.isfinite(getattr(fit.cost, f))
                for f in COST_FIELDS)
@@ -944,7 +946,7 @@ def test_sources(cost, large, threshold, decode, seed, prompts, budget, garbage,
     prefill copied exactly, a CSV of exact step times recovered to its step times);
     bad arguments named; any text (random, or a valid file garbled), any model,
     hardware or degree: a fit or a ValueError, never another exception."""
-    ds = serving_sources.step_cost_from_distserve(distserve_text(cost, threshold, large),
+    ds = serving_published_fits.step_cost_from_distserve(distserve_text(cost, threshold, large),
                                                   "opt-13b", 1, decode=decode)
     check_fit(ds)
     assert (ds.cost.prefill_base_ms, ds.cost.prefill_ms_per_token,
@@ -952,54 +954,54 @@ def test_sources(cost, large, threshold, decode, seed, prompts, budget, garbage,
                                                  cost.prefill_ms_per_token_sq)
     if decode == "small":
         assert ds.cost.base_ms == cost.base_ms
-    tally(serving_sources.step_cost_from_distserve)
-    sw = serving_sources.step_cost_from_splitwise(splitwise_text(cost), "llama2-70b",
+    tally(serving_published_fits.step_cost_from_distserve)
+    sw = serving_published_fits.step_cost_from_splitwise(splitwise_text(cost), "llama2-70b",
                                                   "a100-80gb", 8)
     check_fit(sw)
     assert sw.r2["prefill"] > 1 - 1e-6
-    tally(serving_sources.step_cost_from_splitwise)
+    tally(serving_published_fits.step_cost_from_splitwise)
     text = steps_text(cost, seed)
-    fit = serving_sources.step_cost_from_csv(text)
+    fit = serving_measured_fits.step_cost_from_csv(text)
     check_fit(fit)
     design = np.array([[float(x) for x in row.split(",")] for row in text.splitlines()[1:]])
     assert close(fit.cost.step_ms(*design[:, :4].T), design[:, 4], 1e-6)
-    tally(serving_sources.step_cost_from_csv)
+    tally(serving_measured_fits.step_cost_from_csv)
     runs = [vllm_run(cost, p, 64, budget=budget) for p in prompts]
-    vb = serving_sources.fit_step_cost_vllm_bench(runs, max_num_batched_tokens=budget)
+    vb = serving_measured_fits.fit_step_cost_vllm_bench(runs, max_num_batched_tokens=budget)
     check_fit(vb)
     assert vb.n_points == len(prompts) and "decode_ms_per_seq" in vb.held_at_zero
-    tally(serving_sources.fit_step_cost_vllm_bench)
-    tally(serving_sources.StepCostFit, 4)
+    tally(serving_measured_fits.fit_step_cost_vllm_bench)
+    tally(serving_step_fit.StepCostFit, 4)
     # bad arguments
     good_ds = SOURCE_SAMPLES[0]
-    raises_naming("decode", serving_sources.step_cost_from_distserve, good_ds, "opt-13b", 1,
+    raises_naming("decode", serving_published_fits.step_cost_from_distserve, good_ds, "opt-13b", 1,
                   decode="medium")
-    raises_naming("context_tokens", serving_sources.step_cost_from_distserve, good_ds,
+    raises_naming("context_tokens", serving_published_fits.step_cost_from_distserve, good_ds,
                   "opt-13b", 1, context_tokens=data.draw(st.sampled_from(
                       [(0, 10), (100, 100), (200, 100), (1, math.inf), (math.nan, 5)])))
-    raises_naming("typical_context", serving_sources.step_cost_from_distserve, good_ds,
+    raises_naming("typical_context", serving_published_fits.step_cost_from_distserve, good_ds,
                   "opt-13b", 1, typical_context=data.draw(st.sampled_from(
                       [0, -1, math.nan, math.inf, "1000"])))
-    raises_naming("tensor_parallel", serving_sources.step_cost_from_distserve, good_ds,
+    raises_naming("tensor_parallel", serving_published_fits.step_cost_from_distserve, good_ds,
                   "opt-13b", data.draw(st.sampled_from([0, 1.5, -2, "x", None, True, math.nan])))
-    raises_naming("max_num_batched_tokens", serving_sources.fit_step_cost_vllm_bench, runs,
+    raises_naming("max_num_batched_tokens", serving_measured_fits.fit_step_cost_vllm_bench, runs,
                   max_num_batched_tokens=data.draw(st.sampled_from([0, -1, 1.5, "2048", None])))
-    raises_naming("runs", serving_sources.fit_step_cost_vllm_bench, 5)
+    raises_naming("runs", serving_measured_fits.fit_step_cost_vllm_bench, 5)
     with pytest.raises(ValueError, match="concurrency 1"):
-        serving_sources.fit_step_cost_vllm_bench([vllm_run(cost, 100, 5, concurrency=4)])
+        serving_measured_fits.fit_step_cost_vllm_bench([vllm_run(cost, 100, 5, concurrency=4)])
     # any text, any choice
     word = data.draw(st.one_of(st.text(max_size=12), st.sampled_from(
         ["opt-13b", "llama2-70b", "a100-80gb", "1", "8"])), label="choice")
     tp = data.draw(st.one_of(st.integers(-2, 16), st.text(max_size=3), st.none(),
                              st.floats(allow_nan=True)), label="tp")
-    read_or_refuse(serving_sources.step_cost_from_distserve, garbage, word, tp)
-    read_or_refuse(serving_sources.step_cost_from_distserve, good_ds, word, tp)
-    read_or_refuse(serving_sources.step_cost_from_splitwise, garbage, word, word, tp)
-    read_or_refuse(serving_sources.step_cost_from_splitwise, SOURCE_SAMPLES[1], word,
+    read_or_refuse(serving_published_fits.step_cost_from_distserve, garbage, word, tp)
+    read_or_refuse(serving_published_fits.step_cost_from_distserve, good_ds, word, tp)
+    read_or_refuse(serving_published_fits.step_cost_from_splitwise, garbage, word, word, tp)
+    read_or_refuse(serving_published_fits.step_cost_from_splitwise, SOURCE_SAMPLES[1], word,
                    "a100-80gb", tp)
-    read_or_refuse(serving_sources.step_cost_from_csv, garbage)
-    read_or_refuse(serving_sources.fit_step_cost_vllm_bench, garbage)
-    read_or_refuse(serving_sources.fit_step_cost_vllm_bench, [runs[0], garbage])
+    read_or_refuse(serving_measured_fits.step_cost_from_csv, garbage)
+    read_or_refuse(serving_measured_fits.fit_step_cost_vllm_bench, garbage)
+    read_or_refuse(serving_measured_fits.fit_step_cost_vllm_bench, [runs[0], garbage])
 
 
 # ============================================================ engine.llm_serving.presets
@@ -1219,7 +1221,7 @@ def test_distserve_zero_decode_piece():
     text = json.dumps({"m": {"1": {"decoding_large_small_bs_threshold": 3,
                                    "prefill": [1.0, 0.1, 0.0], "decoding_smallbs": [0, 0, 0],
                                    "decoding_largebs": [0, 0, 0]}}})
-    fit = serving_sources.step_cost_from_distserve(text, "m", 1)
+    fit = serving_published_fits.step_cost_from_distserve(text, "m", 1)
     assert_no_nan(fit)
 
 
@@ -1302,11 +1304,11 @@ FUZZED = {
                       "calibrate_step_cost": test_replay_and_calibration,
                       "Calibration": (test_replay_and_calibration, "calibrate_step_cost"),
                       "compare_vllm_bench": test_compare_vllm_bench},
-    serving_sources: {"step_cost_from_distserve": test_sources,
-                      "step_cost_from_splitwise": test_sources,
-                      "step_cost_from_csv": test_sources,
-                      "fit_step_cost_vllm_bench": test_sources,
-                      "StepCostFit": test_sources},
+    serving_published_fits: {"step_cost_from_distserve": test_sources,
+                             "step_cost_from_splitwise": test_sources},
+    serving_measured_fits: {"step_cost_from_csv": test_sources,
+                            "fit_step_cost_vllm_bench": test_sources},
+    serving_step_fit: {"StepCostFit": test_sources},
     serving_disaggregated: {"simulate_disaggregated": test_simulate_disaggregated,
                             "transfer_ms": test_simulate_disaggregated},
     serving_fleet: {"simulate_fleet": test_simulate_fleet},
