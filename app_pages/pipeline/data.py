@@ -1,14 +1,14 @@
 """Memoised engine calls of the CPU-GPU pipeline page (hashable arguments only).
 
-Rates are per ms as the engine gives them (the page converts with the engine's
-``per_ms_to_per_s``).  An exact curve is solved in a few memoised chunks of points
+Rates are per ms as the engine gives them (the page converts with
+``engine.core.units``); every number comes from ``engine.pipeline``.  An exact curve is solved in a few memoised chunks of points
 so a progress bar can move between them.  An arrival process travels as a
 ``ui.arrivals_input.ArrivalChoice`` (hashable): the exact curves assume Poisson
 arrivals; the simulations run under the choice, time-scaled to each load (per ms).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from engine import pipeline as pl
 from engine.presets import GpuSpec, gpu_specs, pipeline_workloads
 from ui.arrivals_input import POISSON
 from ui.budget import heavy, long_running
-from ui.memo import memo
+from ui.memo import memo, over_points
 
 pl.limit_blas_threads()      # once per process, before any session solves (engine/pipeline/blas.py)
 
@@ -30,8 +30,6 @@ SEED = 2010
 AT_STREAM = 99             # seed stream of the simulation at the chosen load (the answer)
 N_AUTO = 160               # phases solved at once on every rerun; beyond, behind a button
 N_LIMIT = 3_000            # largest phase space the sensitivity sweeps solve
-K_FAMILY = (1, 2, 4, 8, 16, 32, 64)
-C_FAMILY = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
 @memo(CACHE_SIZE)
@@ -80,15 +78,6 @@ def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> float:
     return float(pl.capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking))
 
 
-@dataclass(frozen=True)
-class Curves:
-    lam: np.ndarray            # exact grid, per ms
-    exact: pl.Tandem
-    lam_dense: np.ndarray      # naive decomposition grid, per ms
-    naive: pl.Tandem
-    cap: float                 # exact capacity, per ms
-
-
 @memo(256)
 @long_running
 def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
@@ -96,21 +85,17 @@ def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
 
 
 @memo(CACHE_SIZE)
-def curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> Curves:
-    """Exact curve on ``N_POINTS`` loads below capacity (solved in ``N_CHUNKS`` cached
-    calls, the bar moving between them) and the naive decomposition on a dense grid."""
+def curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.TandemCurves:
+    """Exact curve on ``N_POINTS`` loads below capacity (solved in ``N_CHUNKS`` memoised
+    calls, the bar moving between them) and the naive decomposition on a dense grid
+    (``engine.pipeline.curves``)."""
     cap = capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking)
-    lam = cap * np.linspace(0.02, 0.98, N_POINTS)
-    parts = []
-    for i, chunk in enumerate(np.array_split(lam, N_CHUNKS)):
-        parts.append(_chunk(tuple(chunk), mu_cpu, mu_mem, mu_cu, K, c, blocking))
-        if bar is not None:
-            bar.progress((i + 1) / N_CHUNKS, "Solving the exact tandem…")
-    exact = pl.Tandem(*(np.concatenate([getattr(p, f) for p in parts])
-                        for f in pl.Tandem.__dataclass_fields__))
-    dense = cap * np.linspace(0.005, X_MAX, 200)
+    chunks = pl.exact_load_chunks_per_ms(cap, N_POINTS, N_CHUNKS)
+    parts = over_points(_chunk, [(chunk, mu_cpu, mu_mem, mu_cu, K, c, blocking)
+                                 for chunk in chunks], bar, "Solving the exact tandem…")
+    dense = pl.naive_loads_per_ms(cap, X_MAX)
     naive = pl.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
-    return Curves(lam, exact, dense, naive, cap)
+    return pl.tandem_curves(chunks, parts, naive, dense, cap)
 
 
 @memo(256)
@@ -131,11 +116,10 @@ def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
     return pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
 
 
-def arrivals_at(arrivals, lam) -> dict:
-    """The simulator's ``arrivals`` keyword for the choice ``arrivals`` at ``lam`` (per
-    ms): none for Poisson (the simulator's own arrivals, as before), else the process
-    time-scaled to ``lam`` (its times in ms)."""
-    return {} if arrivals.is_poisson else {"arrivals": arrivals.process(lam)}
+@memo(256)
+def load(cap: float, mode: str, frac: float, rate_per_s: float) -> float:
+    """The load λ (per ms) the load input sets (``engine.pipeline.load_per_ms``)."""
+    return pl.load_per_ms(cap, mode, frac, rate_per_s)
 
 
 @memo(512)
@@ -143,7 +127,7 @@ def arrivals_at(arrivals, lam) -> dict:
 def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i, arrivals=POISSON):
     return pl.simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
                               seed=np.random.SeedSequence([SEED, i]),
-                              **arrivals_at(arrivals, lam))
+                              **arrivals.keywords_at(lam))
 
 
 def sim_at(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, arrivals) -> pl.TandemSimResult:
@@ -152,62 +136,37 @@ def sim_at(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, arrivals) -> pl.TandemSim
                       arrivals)
 
 
-@dataclass(frozen=True)
-class SimSweep:
-    lam: np.ndarray            # per ms
-    throughput: np.ndarray     # per ms
-    w_total: np.ndarray        # ms
-    ci95: np.ndarray           # ms
-
-
 @memo(CACHE_SIZE)
 def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None,
-              arrivals=POISSON) -> SimSweep:
+              arrivals=POISSON) -> pl.TandemSimSweep:
     """Simulated points at ``SIM_FRACTIONS`` of the exact capacity under ``arrivals`` (an
-    ``ArrivalChoice``), one cached run each."""
-    lam = [f * cap for f in SIM_FRACTIONS]
-    out = []
-    for i, x in enumerate(lam):
-        out.append(_sim_point(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i)
-                   if arrivals.is_poisson else
-                   _sim_point(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i, arrivals))
-        if bar is not None:
-            bar.progress((i + 1) / len(lam), "Simulating…")
-    return SimSweep(np.array(lam), np.array([r.throughput for r in out]),
-                    np.array([r.w_total for r in out]), np.array([r.ci95 for r in out]))
+    ``ArrivalChoice``), one memoised run each."""
+    lam = pl.loads_at_fractions_per_ms(cap, SIM_FRACTIONS)
+    runs = over_points(_sim_point, [(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i,
+                                     arrivals) for i, x in enumerate(lam)], bar)
+    return pl.tandem_sim_sweep(lam, runs)
 
 
 @memo(CACHE_SIZE)
-def _family(values, mu_cpu, mu_mem, mu_cu, blocking, vary: str, K, c, bar=None):
-    """Exact capacity as K (or c) varies, each value one cached solve."""
-    xs = [v for v in values if phases(mu_cpu, mu_mem, mu_cu, v if vary == "K" else K,
-                                      v if vary == "c" else c, blocking) <= N_LIMIT]
-    caps = []
-    for i, v in enumerate(xs):
-        caps.append(capacity(mu_cpu, mu_mem, mu_cu, v if vary == "K" else K,
-                             v if vary == "c" else c, blocking))
-        if bar is not None:
-            bar.progress((i + 1) / len(xs), f"Solving capacity vs {vary}…")
-    return np.array(xs, dtype=float), np.array(caps)
+def _family(vary: str, mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.CapacityFamily:
+    """Exact capacity as K (or c) varies, each value one memoised solve."""
+    cases = pl.family_cases(vary, K, c, mu_cpu, mu_mem, mu_cu, blocking, N_LIMIT)
+    caps = over_points(capacity, [(mu_cpu, mu_mem, mu_cu, k, u, blocking) for k, u in cases],
+                       bar, f"Solving capacity vs {vary}…")
+    return pl.capacity_family(vary, cases, caps)
 
 
-def k_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None):
-    values = sorted(set(K_FAMILY) | {K, K + 1, 2 * K})
-    return _family(values, mu_cpu, mu_mem, mu_cu, blocking, "K", K, c, bar)
+def k_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.CapacityFamily:
+    return _family("K", mu_cpu, mu_mem, mu_cu, K, c, blocking, bar)
 
 
-def c_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None):
+def c_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.CapacityFamily:
     """Capacity vs the number of modelled units, each as fast as now (more hardware)."""
-    values = sorted(set(C_FAMILY) | {c, c + 1, 2 * c})
-    return _family(values, mu_cpu, mu_mem, mu_cu, blocking, "c", K, c, bar)
+    return _family("c", mu_cpu, mu_mem, mu_cu, K, c, blocking, bar)
 
 
 @memo(CACHE_SIZE)
 def what_if(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> dict:
     """Capacity (per ms) with a bigger buffer or more units (same per-unit rate);
     None where the phase space is beyond ``N_LIMIT``."""
-    cases = {"K + 1": (K + 1, c), "2K": (2 * K, c), "c + 1 units": (K, c + 1),
-             "2c units": (K, 2 * c)}
-    return {name: capacity(mu_cpu, mu_mem, mu_cu, k, u, blocking)
-            if phases(mu_cpu, mu_mem, mu_cu, k, u, blocking) <= N_LIMIT else None
-            for name, (k, u) in cases.items()}
+    return pl.what_if_capacities(mu_cpu, mu_mem, mu_cu, K, c, blocking, N_LIMIT)

@@ -56,12 +56,12 @@ def run():
     share.publish(FIELDS)
 
 
-def solve(sc: Scenario, k: tuple) -> data.Curves:
+def solve(sc: Scenario, k: tuple) -> pl.TandemCurves:
     """The exact curve (and the simulated points) with progress bars, memoised."""
     bar = LazyProgress("Solving the exact tandem…")
     cv = data.curves(*k, bar=bar)
     if sc.simulated:
-        data.sim_sweep(*k, cv.cap, bar=bar, arrivals=sc.arrivals)
+        data.sim_sweep(*k, cv.capacity_per_ms, bar=bar, arrivals=sc.arrivals)
     bar.empty()
     return cv
 
@@ -90,12 +90,12 @@ def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None,
 
 
 @st.fragment
-def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
+def answer(sc: Scenario, r: pl.PipelineRates, cv: pl.TandemCurves) -> dict | None:
     """Load input, the answer at that load, pin/report; load-dependent charts.
     Moving the load re-runs only this (``st.fragment``)."""
     load = load_input()
-    cap = cv.cap
-    lam = cap * load.frac if load.mode == "frac" else float(pl.per_s_to_per_ms(load.rate_per_s))
+    cap = cv.capacity_per_ms
+    lam = data.load(cap, load.mode, load.frac, load.rate_per_s)
     op = data.operating(r, sc.blocking, lam)
     exact = data.point(lam, *data.key(r, sc.blocking))
     naive = data.point_naive(lam, *data.key(r, sc.blocking))
@@ -122,7 +122,7 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: data.Curves) -> dict | None:
                 "metrics": {"capacity (jobs/s)": cap_s, "mean latency (ms)": w_exact,
                             "host held up (% of time)": 100 * op.blocked[0],
                             "GPU memory held up (% of time)": 100 * op.blocked[1]},
-                "curve": (pl.per_ms_to_per_s(cv.lam), cv.exact.w_total)}
+                "curve": (pl.per_ms_to_per_s(cv.lam_per_ms), cv.exact.w_total)}
     row = action_row()
     base = compare.controls(PAGE, scenario, row)
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])

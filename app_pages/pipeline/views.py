@@ -206,9 +206,9 @@ def figures(view: str, scenario, lam: float | None = None,
                    scenario.cpu_speedup)
     k = data.key(r, scenario.blocking)
     cv = data.curves(*k)
-    axes = dict(unstable_at=float(pl.per_ms_to_per_s(cv.cap)),
-                x_max=float(pl.per_ms_to_per_s(cv.lam_dense[-1])))
-    lam_s, lam_d = pl.per_ms_to_per_s(cv.lam), pl.per_ms_to_per_s(cv.lam_dense)
+    axes = dict(unstable_at=float(pl.per_ms_to_per_s(cv.capacity_per_ms)),
+                x_max=float(pl.per_ms_to_per_s(cv.lam_dense_per_ms[-1])))
+    lam_s, lam_d = pl.per_ms_to_per_s(cv.lam_per_ms), pl.per_ms_to_per_s(cv.lam_dense_per_ms)
     label = None if scenario.poisson else scenario.arrivals.label
     if view == PIPELINE:
         op = data.operating(r, scenario.blocking, lam)
@@ -216,21 +216,23 @@ def figures(view: str, scenario, lam: float | None = None,
         return [("pipeline", figs.pipeline_diagram(stage_boxes(rows), op.slowest,
                                                    arrival_text(op, label)))]
     if view == THROUGHPUT:
-        sim = data.sim_sweep(*k, cv.cap, arrivals=scenario.arrivals) if scenario.simulated \
+        sim = data.sim_sweep(*k, cv.capacity_per_ms, arrivals=scenario.arrivals) \
+            if scenario.simulated \
             else None
         return [
             ("throughput", figs.throughput_figure(
                 lam_s, pl.per_ms_to_per_s(cv.exact.throughput), lam_d,
                 pl.per_ms_to_per_s(cv.naive.throughput), **axes, arrivals=label,
-                sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam),
-                                              pl.per_ms_to_per_s(sim.throughput)))),
+                sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam_per_ms),
+                                              pl.per_ms_to_per_s(sim.throughput_per_ms)))),
             ("latency", figs.latency_figure(
                 lam_s, cv.exact.w_total, lam_d, cv.naive.w_total, **axes, arrivals=label,
-                sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam), sim.w_total, sim.ci95),
+                sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam_per_ms), sim.w_total_ms,
+                                              sim.ci95_ms),
                 baseline=baseline))]
     if view == TRAFFIC:
         spec, wl = scenario.spec, scenario.workload
-        tr = pl.traffic(r, np.minimum(cv.lam_dense, cv.cap), wl.job_size_bytes)
+        tr = pl.traffic_at_loads(r, cv.lam_dense_per_ms, cv.capacity_per_ms, wl.job_size_bytes)
         return [
             ("flops", figs.ceiling_figure(
                 "Sustained compute vs load", "FLOP/s", lam_d, [("sustained FLOP/s", tr.flop_per_s)],
@@ -243,14 +245,16 @@ def figures(view: str, scenario, lam: float | None = None,
                 list(zip(("memory bandwidth", "host link bandwidth"),
                          pl.bandwidths_bytes_per_s(spec))), **axes))]
     if view == BUFFER:
-        (kx, kc), (ux, uc) = data.k_family(*k), data.c_family(*k)
-        caps = pl.stage_capacities(r)
+        kf, cf = data.k_family(*k), data.c_family(*k)
         return [
             ("capacity_vs_K", figs.sensitivity_figure(
-                "Max sustainable rate vs buffer K", "K (jobs the GPU memory holds)", kx,
-                pl.per_ms_to_per_s(kc), current=r.K, limit=float(pl.per_ms_to_per_s(min(caps))))),
+                "Max sustainable rate vs buffer K", "K (jobs the GPU memory holds)", kf.values,
+                pl.per_ms_to_per_s(kf.capacity_per_ms), current=r.K,
+                limit=float(pl.per_ms_to_per_s(pl.slowest_rate_per_ms(r))))),
             ("capacity_vs_units", figs.sensitivity_figure(
                 "Max sustainable rate vs compute units (each as fast as now)",
-                "compute units modelled", ux, pl.per_ms_to_per_s(uc), current=r.c,
-                limit=float(pl.per_ms_to_per_s(min(caps[:2])))))]
+                "compute units modelled", cf.values, pl.per_ms_to_per_s(cf.capacity_per_ms),
+                current=r.c,
+                limit=float(pl.per_ms_to_per_s(
+                    pl.slowest_rate_per_ms(r, without_units=True)))))]
     return []

@@ -2,7 +2,7 @@
 the page and opening the report), the scenario sentence, the report's inputs and sections,
 and the metrics a pinned baseline is compared on (names carry units).  Every number comes
 from the engine (``LimitPoint``, exact with Poisson arrivals; under another arrival
-process also ``data.TrafficPoint``: simulated and approximate); every answer names the
+process also ``engine.token_limit.TrafficPoint``: simulated and approximate); every answer names the
 arrival model it assumes.  Paper notation stays in help text and the Formulas view."""
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def _seconds(x: float) -> str:
 
 def traffic_rows(label: str, t, patience: float) -> list:
     """(label, value) of the chosen arrival process ``label`` at one limit from ``t``
-    (``data.TrafficPoint``): the simulated waits and share who give up, and Kingman's
+    (``engine.token_limit.TrafficPoint``): the simulated waits and share who give up, and Kingman's
     approximation of the mean wait."""
     plain = (views.unsimulated(t) if t.plain is None else
              f"{plain_number(t.plain.mean_wait_all)} s ± {t.plain.ci95_wait_all:.2g}")
@@ -91,7 +91,7 @@ def traffic_rows(label: str, t, patience: float) -> list:
 
 
 def traffic_sentence(label: str, t) -> str:
-    """What the chosen arrival process changes, in one sentence (``data.TrafficPoint``)."""
+    """What the chosen arrival process changes, in one sentence (``engine.token_limit.TrafficPoint``)."""
     plain = ("grows without bound" if t.plain is None and not np.isfinite(t.approx_wait)
              else "is not simulated this close to capacity" if t.plain is None
              else f"is {plain_number(t.plain.mean_wait_all)} s simulated")

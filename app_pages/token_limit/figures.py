@@ -136,13 +136,15 @@ def objective_figure(n, v1, v2, best_v1, best_v2, *, v2_label="V2 (eq 11)",
     return add_overlays(fig, *_limit_mark(limit))
 
 
-def token_law_figure(edges, probs, k, cdf, *, limit, clipped_share, label) -> go.Figure:
-    """Histogram of the requested output tokens with its CDF and the limit marked."""
+def token_law_figure(centers, widths, probs, k, cdf, *, limit, clipped_share,
+                     label) -> go.Figure:
+    """Histogram of the requested output tokens (bins at ``centers`` of ``widths``,
+    ``TokenLawSummary``) with its CDF and the limit marked."""
     fig = new_figure(f"Requested output tokens: {label}", "output tokens n (tokens)",
                      "share of requests per bin (fraction)")
-    edges = np.asarray(edges, float)
-    fig.add_traces([dict(type="bar", x=(0.5 * (edges[1:] + edges[:-1])).tolist(),
-                         y=np.asarray(probs, float).tolist(), width=np.diff(edges).tolist(),
+    fig.add_traces([dict(type="bar", x=np.asarray(centers, float).tolist(),
+                         y=np.asarray(probs, float).tolist(),
+                         width=np.asarray(widths, float).tolist(),
                          name="P(n in bin)", marker_color="#9ecae1"),
                     _line(k, cdf, "CDF P(n ≤ k)", COLORS["exact"], yaxis="y2")])
     fig.update_layout(yaxis2=dict(title=dict(text="share of requests ≤ n (fraction)"), overlaying="y", side="right",

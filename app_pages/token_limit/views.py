@@ -71,12 +71,10 @@ def best(scenario) -> tuple:
 
 
 def sweep(scenario, bar=None):
-    """The simulated points of ``scenario`` under its arrivals (``data.SimSweep``)."""
+    """The simulated points of ``scenario`` under its arrivals (``engine.token_limit.LimitSimSweep``)."""
     s = scenario
-    limits = data.sim_limits(*s.n_range)
-    if s.poisson:
-        return data.sim_sweep(*s.model, s.patience_s, limits, bar)
-    return data.sim_sweep(*s.model, s.patience_s, limits, bar, arrivals=s.arrivals)
+    return data.sim_sweep(*s.model, s.patience_s, data.sim_limits(*s.n_range), bar,
+                          arrivals=s.arrivals)
 
 
 def approx_wait(scenario):
@@ -99,7 +97,7 @@ def arrivals_note(scenario) -> str:
 
 
 def unsimulated(t) -> str:
-    """Why a ``data.TrafficPoint`` has no simulated mean wait without impatience."""
+    """Why a ``engine.token_limit.TrafficPoint`` has no simulated mean wait without impatience."""
     return ("∞ (unstable)" if not np.isfinite(t.approx_wait) else
             "not simulated (load near capacity)")
 
@@ -178,7 +176,8 @@ def _token_law(scenario, point) -> list:
     cur = data.curves(*s.model, s.patience_s, s.grid)
     at = data.point(*s.model, point.limit, s.patience_s, s.method)
     return [("token_law", figs.token_law_figure(
-                summary.edges, summary.probs, summary.k, summary.cdf, limit=point.limit,
+                summary.bin_centers_tokens, summary.bin_widths_tokens, summary.probs, summary.k,
+                summary.cdf, limit=point.limit,
                 clipped_share=at.clipped_share, label=s.law.label)),
             ("clipped_share", figs.clipped_share_figure(cur.n_max, cur.clipped_share,
                                                         cur.mean_utility, limit=point.limit))]

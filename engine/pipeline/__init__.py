@@ -4,14 +4,19 @@ three-stage tandem with blocking, solved exactly as a quasi-birth-death process.
 Submodules: ``stations`` (M/M/1, M/M/1/K, M/M/c/c, M/M/c/K), ``chain`` (phase spaces
 and QBD blocks), ``qbd`` (the exact matrix-geometric solvers), ``exact`` (the exact
 tandem, its capacity and the naive decomposition), ``specs`` (rates from a GPU
-datasheet and a workload), ``answers`` (operating point, traffic, unit conversions),
+datasheet and a workload), ``answers`` (operating point, traffic, the load), ``curves`` (the charts' grids,
+sweeps and capacity families),
 ``sim`` (job-level simulation), ``blas`` (the BLAS thread count, set once).  The
 model, derivations and the paper's errata: docs/models/pipeline.md.
 """
-from .answers import (MS_PER_S, STAGES, OperatingPoint, Traffic, bandwidths_bytes_per_s,
-                      operating_point, peak_flop_per_s, per_ms_to_per_s, per_s_to_per_ms,
-                      slowest_stage, stage_capacities, stage_table, StageRow,
-                      traffic)
+from .answers import (LOAD_MODES, MS_PER_S, STAGES, OperatingPoint, Traffic,
+                      bandwidths_bytes_per_s, load_per_ms, operating_point, peak_flop_per_s,
+                      per_ms_to_per_s, per_s_to_per_ms, slowest_rate_per_ms, slowest_stage, stage_capacities,
+                      stage_table, StageRow, traffic, traffic_at_loads)
+from .curves import (C_FAMILY, K_FAMILY, CapacityFamily, TandemCurves, TandemSimSweep,
+                     capacity_family, exact_load_chunks_per_ms, family_cases, joined_tandem,
+                     loads_at_fractions_per_ms, naive_loads_per_ms, tandem_curves,
+                     tandem_sim_sweep, what_if_capacities)
 from .blas import limit_blas_threads
 from .checks import BLOCKING
 from .sim import TandemSimResult, simulate_tandem

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.units import per_ms_from_per_s
 from .specs import PipelineRates
 from .exact import Tandem
 
@@ -32,6 +33,14 @@ def stage_capacities(rates: PipelineRates) -> tuple[float, float, float]:
 def slowest_stage(rates: PipelineRates) -> int:
     """Index (into ``STAGES``) of the stage with the lowest rate alone."""
     return int(np.argmin(stage_capacities(rates)))
+
+
+def slowest_rate_per_ms(rates: PipelineRates, *, without_units: bool = False) -> float:
+    """min(μ_cpu, μ_mem, c·μ_cu) jobs per ms: no pipeline of these stages sustains more
+    (λ* is below it); ``without_units``: min(μ_cpu, μ_mem), the bound however many
+    compute units are added."""
+    caps = stage_capacities(rates)
+    return float(min(caps[:2] if without_units else caps))
 
 
 def peak_flop_per_s(spec, precision: str) -> float:
@@ -62,6 +71,29 @@ def traffic(rates: PipelineRates, throughput_per_ms, job_size_bytes: float) -> T
     x = per_ms_to_per_s(np.asarray(throughput_per_ms, dtype=float))
     return Traffic(x * rates.flops_per_job, x * rates.mem_traffic_bytes_per_job,
                    x * float(job_size_bytes))
+
+
+def traffic_at_loads(rates: PipelineRates, lam_per_ms, capacity_per_ms: float,
+                     job_size_bytes: float) -> Traffic:
+    """``traffic`` at the loads ``lam_per_ms``: the throughput X = min(λ, λ*) completed
+    jobs per ms (beyond the exact capacity λ* the pipeline passes λ* on)."""
+    return traffic(rates, np.minimum(np.asarray(lam_per_ms, dtype=float),
+                                     float(capacity_per_ms)), job_size_bytes)
+
+
+LOAD_MODES = ("frac", "rate")
+
+
+def load_per_ms(capacity_per_ms: float, mode: str, fraction: float,
+                rate_per_s: float) -> float:
+    """The arrival rate λ (jobs per ms) of a load given as a ``fraction`` of the exact
+    capacity λ* (``mode="frac"``: λ = f·λ*) or as ``rate_per_s`` jobs per s
+    (``mode="rate"``: λ = rate/1000)."""
+    if mode not in LOAD_MODES:
+        raise ValueError(f"mode must be 'frac' or 'rate', got {mode!r}")
+    if mode == "frac":
+        return float(capacity_per_ms) * float(fraction)
+    return float(per_ms_from_per_s(rate_per_s))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
+from ..core.units import MS_PER_S, s_from_ms
 from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, PATIENCE_S, THETA, check_n_max
 from .formulas import (clipped_token_moments, largest_stable_limit, mean_utility, mean_wait,
                        utilization)
@@ -47,6 +48,19 @@ def limit_point(lam, a, c, dist, n_max, patience, method="exact") -> LimitPoint:
         mean_utility=float(mean_utility(dist, m)),
         loss_fraction=float(imp.loss_fraction), mean_wait_all=float(imp.mean_wait_all),
         mean_wait_served=float(imp.mean_wait_served))
+
+
+def profile_from_bench(result, a_range_s=(1e-4, 1.0), c_range_s=(0.0, 60.0)) -> tuple:
+    """(a, c) in s of the latency profile S = a·n + c read off a ``vllm bench serve``
+    result (``engine.measured.read_vllm_bench``): a = its mean TPOT (time per output
+    token after the first), c = its mean TTFT (time to first token), each converted
+    from ms; ``ValueError`` naming the one outside ``a_range_s`` or ``c_range_s``."""
+    a, c = float(s_from_ms(result.mean_tpot_ms)), float(s_from_ms(result.mean_ttft_ms))
+    for value, name, (low, high) in ((a, "mean TPOT", a_range_s), (c, "mean TTFT", c_range_s)):
+        if not low <= value <= high:
+            raise ValueError(f"{name} = {value * MS_PER_S:.4g} ms lies outside "
+                             f"{low * MS_PER_S:g}–{high * MS_PER_S:g} ms, the page's range")
+    return a, c
 
 
 # ------------------------------------------------------------ optimal limit (eqs 10-11)

@@ -1,4 +1,5 @@
-"""Curves over the token limit n_max for the plots of §V-B, and the token law's summary."""
+"""Curves over the token limit n_max for the plots of §V-B, Kingman's approximate wait
+under other arrivals, and the token law's summary."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +8,9 @@ import numpy as np
 
 from ..core import token_laws
 from ..core.domains import check_n_max
-from .formulas import (largest_stable_limit, mean_requested_tokens, mean_utility, mean_wait,
-                       utilization)
+from ..core.two_moment import mean_wait_gg1
+from .formulas import (clipped_token_moments, largest_stable_limit, mean_requested_tokens,
+                       mean_utility, mean_wait, service_moments, utilization)
 from .patience import Impatience, impatience
 
 
@@ -56,6 +58,18 @@ def limit_grid(low_tokens: int, high_tokens: int, n_points: int = 33) -> np.ndar
     return np.unique(np.round(np.linspace(low, high, max(int(n_points), 2))))
 
 
+def approx_mean_wait(lam, a, c, dist, n_max, scv_arrival):
+    """Kingman's GI/G/1 approximation of the mean wait (s, no one gives up) at the token
+    limits ``n_max``: E[W] ≈ (ca² + cs²)/2 · ρ/(1 − ρ) · E[S] for arrivals of
+    inter-arrival SCV ca² = ``scv_arrival`` at ``lam`` per s, with E[S], E[S²] from the
+    clipped token moments (eqs 2-5) and cs² = max(E[S²]/E[S]² − 1, 0).  Exact (eq 1,
+    Pollaczek–Khinchine) at ca² = 1; inf where ρ ≥ 1 (``core.two_moment.mean_wait_gg1``)."""
+    e1, e2 = clipped_token_moments(dist, np.asarray(n_max, dtype=float))
+    es, es2 = service_moments(a, c, np.asarray(e1), np.asarray(e2))
+    cs2 = np.maximum(es2 / (es * es) - 1.0, 0.0)
+    return np.asarray(mean_wait_gg1(lam, es, scv_arrival, cs2), dtype=float)
+
+
 NO_LIMIT_MAX_TOKENS = 2_000_000    # a law reaching further is not compared with "no limit"
 
 
@@ -69,6 +83,16 @@ class TokenLawSummary:
     probs: np.ndarray              # probability of each bin
     k: np.ndarray                  # token counts where the CDF is given
     cdf: np.ndarray                # P(n ≤ k)
+
+    @property
+    def bin_centers_tokens(self) -> np.ndarray:
+        """The middle of each histogram bin (tokens)."""
+        return 0.5 * (self.edges[1:] + self.edges[:-1])
+
+    @property
+    def bin_widths_tokens(self) -> np.ndarray:
+        """The width of each histogram bin (tokens)."""
+        return np.diff(self.edges)
 
 
 def token_law_summary(dist, n_cdf_points: int = 200,

@@ -4,7 +4,10 @@ to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 from engine.arrivals import Renewal
 from engine.core.domains import ARRIVAL_SCV
-from engine.pipeline import answers, blas, chain, checks, exact, qbd, sim as pipe_sim, specs, stations
+from types import SimpleNamespace
+
+from engine.pipeline import (answers, blas, chain, checks, curves, exact, qbd, sim as pipe_sim,
+                             specs, stations)
 
 
 # ============================================================ engine.pipeline
@@ -339,6 +342,81 @@ def test_pipeline_checks(value, domain):
         tally(f)
 
 
+# One capacity solve per (K, c) ≤ 4 and the four what-if capacities (K, c ≤ 8: N ≤ 81).
+@fuzz(400, POINTS)
+@given(valid(PIPE_MU_CPU), valid(PIPE_MU_MEM), valid(PIPE_MU_CU), st.integers(1, 4),
+       st.integers(1, 4), st.sampled_from(pipeline.BLOCKING), loads(), st.integers(1, 40),
+       st.integers(1, 6), st.data())
+def test_pipeline_curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_points, n_chunks, data):
+    """The page's grids, joined curves, sweeps, capacity families, what-ifs, the load
+    and the traffic below capacity (engine.pipeline.curves and answers)."""
+    rates = pipeline.PipelineRates(mu_cpu, mu_mem, mu_cu, K, c, 1e9, 2e6)
+    cap = float(pipeline.capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking))
+    chunks = curves.exact_load_chunks_per_ms(cap, n_points, n_chunks)
+    assert len(chunks) == n_chunks
+    flat = [x for ch in chunks for x in ch]
+    step = (0.98 - 0.02) / max(n_points - 1, 1)
+    assert close(flat, [cap * (0.02 + i * step) for i in range(n_points)], 1e-12)
+    dense = curves.naive_loads_per_ms(cap)
+    assert dense.size == 200 and close([dense[0], dense[-1]], [0.005 * cap, 1.15 * cap], 1e-12)
+    fr = np.clip(rho, 0.0, 2.0)
+    assert close(curves.loads_at_fractions_per_ms(cap, fr), [f * cap for f in fr], 1e-15)
+    parts = [pipeline.tandem(np.array(ch), mu_cpu, mu_mem, mu_cu, K, c, blocking)
+             for ch in chunks if ch]
+    whole = pipeline.tandem(np.array(flat), mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    joined = curves.joined_tandem(parts)
+    for field in pipeline.Tandem.__dataclass_fields__:
+        assert close(getattr(joined, field), getattr(whole, field), 1e-9), field
+    naive = pipeline.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
+    cv = curves.tandem_curves(chunks, parts, naive, dense, cap)
+    assert close(cv.lam_per_ms, flat, 0) and cv.capacity_per_ms == cap and cv.naive is naive
+    runs = [SimpleNamespace(throughput=i, w_total=2 * i, ci95=3 * i) for i in range(n_chunks)]
+    sweep = curves.tandem_sim_sweep(range(n_chunks), runs)
+    assert close(sweep.w_total_ms, 2 * np.arange(n_chunks), 0)
+    assert close(sweep.ci95_ms, 3 * sweep.throughput_per_ms, 0)
+    for f in (curves.exact_load_chunks_per_ms, curves.naive_loads_per_ms,
+              curves.loads_at_fractions_per_ms, curves.joined_tandem, curves.tandem_curves,
+              curves.tandem_sim_sweep):
+        tally(f)
+    limit = data.draw(st.sampled_from([20, 81, 3000]), label="max_phases")
+    for vary, now in (("K", K), ("c", c)):
+        cases = curves.family_cases(vary, K, c, mu_cpu, mu_mem, mu_cu, blocking, limit)
+        assert all(pipeline.solve_phases(mu_cpu, mu_mem, mu_cu, k, u, blocking) <= limit
+                   for k, u in cases)
+        values = [k if vary == "K" else u for k, u in cases]
+        assert values == sorted(set(values))
+        assert all((u if vary == "K" else k) == (c if vary == "K" else K) for k, u in cases)
+        if limit == 3000:
+            assert {now, now + 1, 2 * now} <= set(values)
+        small = cases[:2]
+        caps = [float(pipeline.capacity(mu_cpu, mu_mem, mu_cu, k, u, blocking)) for k, u in small]
+        fam = curves.capacity_family(vary, small, caps)
+        assert list(fam.values) == values[:2] and list(fam.capacity_per_ms) == caps
+    raises_naming("vary", curves.family_cases, "units", K, c, mu_cpu, mu_mem, mu_cu)
+    what = curves.what_if_capacities(mu_cpu, mu_mem, mu_cu, K, c, blocking, limit)
+    assert list(what) == ["K + 1", "2K", "c + 1 units", "2c units"]
+    for name, (k, u) in zip(what, ((K + 1, c), (2 * K, c), (K, c + 1), (K, 2 * c))):
+        solvable = pipeline.solve_phases(mu_cpu, mu_mem, mu_cu, k, u, blocking) <= limit
+        assert (what[name] is None) == (not solvable)
+        if solvable:        # more room or more units never lowers the capacity
+            assert what[name] >= cap * (1 - 1e-9)
+    for f in (curves.family_cases, curves.capacity_family, curves.what_if_capacities):
+        tally(f)
+    lam = at_load(rho, cap)
+    x_expected = np.where(lam < cap, lam, cap)
+    tr = answers.traffic_at_loads(rates, lam, cap, 1e6)
+    assert close(tr.flop_per_s, x_expected * 1000.0 * 1e9, 1e-12)
+    assert close(tr.link_bytes_per_s, x_expected * 1000.0 * 1e6, 1e-12)
+    frac = float(np.clip(rho[0], 0.01, 0.99))
+    assert answers.load_per_ms(cap, "frac", frac, 5.0) == cap * frac
+    assert answers.load_per_ms(cap, "rate", frac, 2500.0) == 2.5
+    raises_naming("mode", answers.load_per_ms, cap, "jobs", frac, 1.0)
+    assert answers.slowest_rate_per_ms(rates) == min(mu_cpu, mu_mem, c * mu_cu)
+    assert answers.slowest_rate_per_ms(rates, without_units=True) == min(mu_cpu, mu_mem)
+    for f in (answers.traffic_at_loads, answers.load_per_ms, answers.slowest_rate_per_ms):
+        tally(f)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
@@ -375,7 +453,18 @@ FUZZED = {
         "per_s_to_per_ms": test_pipeline_answers, "bandwidths_bytes_per_s": test_pipeline_answers,
         "OperatingPoint": (test_pipeline_answers, "operating_point"),
         "stage_table": test_pipeline_answers, "StageRow": (test_pipeline_answers, "stage_table"),
-        "Traffic": (test_pipeline_answers, "traffic")},
+        "Traffic": (test_pipeline_answers, "traffic"),
+        "traffic_at_loads": test_pipeline_curves, "load_per_ms": test_pipeline_curves,
+        "slowest_rate_per_ms": test_pipeline_curves},
+    curves: {
+        "exact_load_chunks_per_ms": test_pipeline_curves, "naive_loads_per_ms": test_pipeline_curves,
+        "loads_at_fractions_per_ms": test_pipeline_curves, "joined_tandem": test_pipeline_curves,
+        "tandem_curves": test_pipeline_curves, "tandem_sim_sweep": test_pipeline_curves,
+        "family_cases": test_pipeline_curves, "capacity_family": test_pipeline_curves,
+        "what_if_capacities": test_pipeline_curves,
+        "TandemCurves": (test_pipeline_curves, "tandem_curves"),
+        "TandemSimSweep": (test_pipeline_curves, "tandem_sim_sweep"),
+        "CapacityFamily": (test_pipeline_curves, "capacity_family")},
     checks: {"single_integer": test_pipeline_checks, "blocking_rule": test_pipeline_checks},
     blas: {"limit_blas_threads": test_pipeline_checks, "ensure_blas_limit": test_pipeline_checks,
            "blas_threads_chosen": test_pipeline_checks},

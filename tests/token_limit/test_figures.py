@@ -42,9 +42,10 @@ def test_loss_and_objective_figures_carry_the_curves_and_optima():
 
 
 def test_token_law_figure_marks_the_limit_with_the_clipped_share():
-    fig = figs.token_law_figure([0, 10, 20], [0.4, 0.6], [1, 10, 20], [0.05, 0.4, 1.0],
-                                limit=10, clipped_share=0.6, label="test")
+    fig = figs.token_law_figure([5.0, 15.0], [10.0, 10.0], [0.4, 0.6], [1, 10, 20],
+                                [0.05, 0.4, 1.0], limit=10, clipped_share=0.6, label="test")
     assert list(fig.data[0].y) == [0.4, 0.6] and list(fig.data[0].x) == [5.0, 15.0]
+    assert list(fig.data[0].width) == [10.0, 10.0]
     assert fig.data[1].yaxis == "y2"
     assert "60.0% clipped" in fig.layout.annotations[0].text
     fig = figs.clipped_share_figure([100, 200], [0.3, 0.1], [0.9, 0.97])

@@ -4,8 +4,11 @@ to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 from engine.arrivals import Renewal
 from engine.core.domains import ARRIVAL_SCV
+from types import SimpleNamespace
+
 from engine.token_limit import (answers as tl_answers, curves as tl_curves,
-                                formulas as tl_formulas, patience as tl_patience, sim as tl_sim)
+                                formulas as tl_formulas, patience as tl_patience, sim as tl_sim,
+                                sweeps as tl_sweeps)
 
 
 # ============================================================ engine.token_limit
@@ -231,6 +234,9 @@ def test_token_limit_answers(law, a, c, rho, n_max, patience, theta, loss_cost, 
     summary = token_limit.token_law_summary(law)
     assert_no_nan(summary)
     assert np.all(np.diff(summary.cdf) >= 0) and abs(summary.probs.sum() - 1) < 0.01
+    e = summary.edges
+    assert list(summary.bin_widths_tokens) == [hi - lo for lo, hi in zip(e[:-1], e[1:])]
+    assert list(summary.bin_centers_tokens) == [(hi + lo) / 2 for lo, hi in zip(e[:-1], e[1:])]
     tally(token_limit.token_law_summary)
     cand = np.unique([1, n_max, 2 * n_max])
     v1 = token_limit.optimal_limit(lam, a, c, law, theta, candidates=None if rho < 1 else cand)
@@ -310,6 +316,59 @@ def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, s
     rejects((token_limit.simulate_token_queue,), p, bad, dist=law)
 
 
+@FUZZ_VECTOR
+@given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0), rho(), st.integers(1, 2000),
+       valid(ARRIVAL_SCV, high=50.0), valid(PATIENCE_S, high=1e3), st.floats(0.1, 2.0),
+       st.floats(0.0, 2e3), st.floats(0.0, 2e5))
+def test_token_limit_sweeps(law, a, c, rho, n_max, scv, patience, max_load, tpot_ms, ttft_ms):
+    """approx_mean_wait (Kingman: P-K at ca² = 1, (ca² − 1)/2 · ρ/(1 − ρ) · E[S] above it),
+    the simulated sweep's plan and summaries, and a profile from a vLLM benchmark."""
+    name, law = law
+    limits = np.unique([1, n_max, max(1, n_max // 3)]).astype(float)
+    es = np.asarray(service_mean(a, c, law, limits), dtype=float)
+    lam = float(at_load(rho, 1 / es[-1]))
+    loads = lam * es
+    approx = token_limit.approx_mean_wait(lam, a, c, law, limits, scv)
+    exact = np.asarray(token_limit.mean_wait(lam, a, c, law, limits), dtype=float)
+    assert_no_nan(approx)
+    assert_inf_iff(approx, ~(loads < 1), "approx_mean_wait")
+    stable = loads < 1
+    gap = (scv - 1) / 2 * loads[stable] / (1 - loads[stable]) * es[stable]
+    assert close(approx[stable] - exact[stable], gap, 1e-6) or \
+        np.allclose(approx[stable] - exact[stable], gap, rtol=1e-6, atol=1e-9 * exact[stable])
+    assert close(token_limit.approx_mean_wait(lam, a, c, law, limits, 1.0)[stable],
+                 exact[stable], 1e-9)
+    tally(token_limit.approx_mean_wait, limits.size)
+    plan = token_limit.sim_plan(lam, a, c, law, limits, patience, max_load)
+    plain = [n for n, r in zip(limits, loads) if r < max_load]
+    assert [p[0] for p in plan] == plain + list(limits)
+    assert [p[1] for p in plan] == [None] * len(plain) + [patience] * limits.size
+    assert [p[2] for p in plan] == [list(limits).index(n) for n in plain] + \
+        list(range(limits.size))
+    runs = [SimpleNamespace(mean_wait_all=i, ci95_wait_all=i + 1, mean_wait_served=i + 2,
+                            ci95_wait_served=i + 3, loss_fraction=i / 100, ci95_loss=i / 200)
+            for i in range(len(plan))]
+    sweep = token_limit.limit_sim_sweep(plan, runs)
+    assert list(sweep.plain_n) == plain and list(sweep.n) == list(limits)
+    assert list(sweep.plain_wait) == list(range(len(plain)))
+    assert list(sweep.served_wait) == [i + 2 for i in range(len(plain), len(plan))]
+    one = token_limit.sim_plan(lam, a, c, law, limits[-1:], patience, max_load, stream=99)
+    assert {p[2] for p in one} == {99} and len(one) == 1 + (loads[-1] < max_load)
+    point = token_limit.traffic_point(approx[-1], one, runs[:len(one)])
+    assert point.patient is runs[len(one) - 1]
+    assert (point.plain is None) == (len(one) == 1)
+    raises_naming("plan", token_limit.traffic_point, approx[-1], plan + plan, runs + runs)
+    for f in (token_limit.sim_plan, token_limit.limit_sim_sweep, token_limit.traffic_point):
+        tally(f)
+    bench = SimpleNamespace(mean_tpot_ms=tpot_ms, mean_ttft_ms=ttft_ms)
+    a_s, c_s = tpot_ms / 1000, ttft_ms / 1000
+    if 1e-4 <= a_s <= 1.0 and 0.0 <= c_s <= 60.0:
+        assert token_limit.profile_from_bench(bench) == (a_s, c_s)
+        tally(token_limit.profile_from_bench)
+    else:
+        raises_naming("mean T", token_limit.profile_from_bench, bench)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
@@ -331,6 +390,7 @@ FUZZED = {
     tl_curves: {
         "limit_curves": test_token_limit_answers, "limit_grid": test_token_limit_answers,
         "token_law_summary": test_token_limit_answers,
+        "approx_mean_wait": test_token_limit_sweeps,
         "LimitCurves": (test_token_limit_answers, "limit_curves"),
         "TokenLawSummary": (test_token_limit_answers, "token_law_summary")},
     tl_answers: {
@@ -339,7 +399,13 @@ FUZZED = {
         "OptimalLimit": (test_token_limit_answers, "optimal_limit"),
         "paper_comparison": test_token_paper_comparison,
         "percent_change": test_token_paper_comparison,
-        "PaperValue": (test_token_paper_comparison, "paper_comparison")},
+        "PaperValue": (test_token_paper_comparison, "paper_comparison"),
+        "profile_from_bench": test_token_limit_sweeps},
+    tl_sweeps: {
+        "sim_plan": test_token_limit_sweeps, "limit_sim_sweep": test_token_limit_sweeps,
+        "traffic_point": test_token_limit_sweeps,
+        "LimitSimSweep": (test_token_limit_sweeps, "limit_sim_sweep"),
+        "TrafficPoint": (test_token_limit_sweeps, "traffic_point")},
     tl_sim: {
         "simulate_token_queue": test_simulate_token_queue,
         "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue")},
