@@ -2,6 +2,7 @@
 import streamlit as st
 
 from engine import pipeline as pl
+from engine.core.units import per_s_from_per_ms
 from app_pages.pipeline import data, views
 from app_pages.pipeline.inputs import FIELDS, Scenario, load_input, sidebar
 from app_pages.pipeline.views import fmt_rate
@@ -84,7 +85,7 @@ def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None,
         show_chart(fig, name, marker=marker if name == "latency" else None,
                    table=(lambda: views.stage_frame(sc, lam)) if view == views.PIPELINE else None)
     if view == views.PIPELINE:
-        st.caption("Utilisation: time fraction a stage works; held up: time fraction a full "
+        st.caption("Utilization: time fraction a stage works; held up: time fraction a full "
                    "next stage keeps it from passing a job on. Red: the slowest stage alone. "
                    "The chart's CSV is this stage table.")
 
@@ -117,12 +118,12 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: pl.TandemCurves) -> dict | Non
                    f"Poisson arrivals; the simulated rows ({data.SIM_JOBS:,} jobs) and the "
                    "simulated points on Throughput & latency (always shown under these "
                    "arrivals) run under the chosen process. Capacity does not depend on it.")
-    cap_s = float(pl.per_ms_to_per_s(cap))
+    cap_s = float(per_s_from_per_ms(cap))
     scenario = {"label": sc.label, "key": (sc, lam),
                 "metrics": {"capacity (jobs/s)": cap_s, "mean latency (ms)": w_exact,
                             "host held up (% of time)": 100 * op.blocked[0],
                             "GPU memory held up (% of time)": 100 * op.blocked[1]},
-                "curve": (pl.per_ms_to_per_s(cv.lam_per_ms), cv.exact.w_total)}
+                "curve": (per_s_from_per_ms(cv.lam_per_ms), cv.exact.w_total)}
     row = action_row()
     base = compare.controls(PAGE, scenario, row)
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine import pipeline as pl
+from engine.core.units import per_s_from_per_ms
 from ui.export import format_percent, operating_marker
 from ui.memo import memo
 
@@ -54,7 +55,7 @@ ERRATA = [
 
 def fmt_rate(per_ms: float) -> str:
     """A rate given per ms, shown in jobs/s."""
-    x = float(pl.per_ms_to_per_s(per_ms))
+    x = float(per_s_from_per_ms(per_ms))
     return f"{x:,.0f} jobs/s" if x >= 100 else f"{x:.3g} jobs/s"
 
 
@@ -73,14 +74,14 @@ def stage_boxes(rows: tuple[pl.StageRow, ...]) -> list[dict]:
         return f"jobs here {here}" + ("" if row.room == float("inf") else f" of {row.room:.0f}")
     return [dict(name=row.stage, kind=_room(row),
                  lines=[f"alone: {row.rate_alone_per_s:,.0f} jobs/s",
-                        f"utilisation {format_percent(row.utilisation, 1)}",
+                        f"utilization {format_percent(row.utilization, 1)}",
                         jobs(row) if row.blocked != row.blocked
                         else f"held up by next stage {format_percent(row.blocked, 1)}",
                         "" if row.blocked != row.blocked else jobs(row)])
             for row in rows]
 
 
-STAGE_COLUMNS = ("servers", "room (jobs)", "rate alone (jobs/s)", "utilisation (%)",
+STAGE_COLUMNS = ("servers", "room (jobs)", "rate alone (jobs/s)", "utilization (%)",
                  "time held up by the next stage (%)", "mean jobs at the stage")
 
 
@@ -90,7 +91,7 @@ def stage_frame(scenario, lam: float) -> pd.DataFrame:
     r = data.rates(scenario.spec, scenario.workload_id, scenario.K, scenario.units,
                    scenario.cpu_speedup)
     rows = pl.stage_table(r, data.operating(r, scenario.blocking, lam))
-    frame = pd.DataFrame([(r.stage, r.servers, r.room, r.rate_alone_per_s, 100 * r.utilisation,
+    frame = pd.DataFrame([(r.stage, r.servers, r.room, r.rate_alone_per_s, 100 * r.utilization,
                            100 * r.blocked, r.mean_jobs) for r in rows],
                          columns=("stage",) + STAGE_COLUMNS)
     return frame.replace([np.inf, -np.inf], np.nan).round(4)
@@ -188,7 +189,7 @@ def scenario_sentence(sc, r: pl.PipelineRates, op: pl.OperatingPoint) -> str:
 def marker(lam: float, w_exact: float, op: pl.OperatingPoint) -> dict:
     """The load ``lam`` (per ms) on the latency chart (jobs/s) at the table's mean latency."""
     w = w_exact if op.stable else float("inf")
-    return operating_marker(float(pl.per_ms_to_per_s(lam)), w, f"now: {w:.4g} ms")
+    return operating_marker(float(per_s_from_per_ms(lam)), w, f"now: {w:.4g} ms")
 
 
 def title(fig) -> str:
@@ -206,9 +207,9 @@ def figures(view: str, scenario, lam: float | None = None,
                    scenario.cpu_speedup)
     k = data.key(r, scenario.blocking)
     cv = data.curves(*k)
-    axes = dict(unstable_at=float(pl.per_ms_to_per_s(cv.capacity_per_ms)),
-                x_max=float(pl.per_ms_to_per_s(cv.lam_dense_per_ms[-1])))
-    lam_s, lam_d = pl.per_ms_to_per_s(cv.lam_per_ms), pl.per_ms_to_per_s(cv.lam_dense_per_ms)
+    axes = dict(unstable_at=float(per_s_from_per_ms(cv.capacity_per_ms)),
+                x_max=float(per_s_from_per_ms(cv.lam_dense_per_ms[-1])))
+    lam_s, lam_d = per_s_from_per_ms(cv.lam_per_ms), per_s_from_per_ms(cv.lam_dense_per_ms)
     label = None if scenario.poisson else scenario.arrivals.label
     if view == PIPELINE:
         op = data.operating(r, scenario.blocking, lam)
@@ -221,13 +222,13 @@ def figures(view: str, scenario, lam: float | None = None,
             else None
         return [
             ("throughput", figs.throughput_figure(
-                lam_s, pl.per_ms_to_per_s(cv.exact.throughput), lam_d,
-                pl.per_ms_to_per_s(cv.naive.throughput), **axes, arrivals=label,
-                sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam_per_ms),
-                                              pl.per_ms_to_per_s(sim.throughput_per_ms)))),
+                lam_s, per_s_from_per_ms(cv.exact.throughput), lam_d,
+                per_s_from_per_ms(cv.naive.throughput), **axes, arrivals=label,
+                sim=None if sim is None else (per_s_from_per_ms(sim.lam_per_ms),
+                                              per_s_from_per_ms(sim.throughput_per_ms)))),
             ("latency", figs.latency_figure(
                 lam_s, cv.exact.w_total, lam_d, cv.naive.w_total, **axes, arrivals=label,
-                sim=None if sim is None else (pl.per_ms_to_per_s(sim.lam_per_ms), sim.w_total_ms,
+                sim=None if sim is None else (per_s_from_per_ms(sim.lam_per_ms), sim.w_total_ms,
                                               sim.ci95_ms),
                 baseline=baseline))]
     if view == TRAFFIC:
@@ -249,12 +250,12 @@ def figures(view: str, scenario, lam: float | None = None,
         return [
             ("capacity_vs_K", figs.sensitivity_figure(
                 "Max sustainable rate vs buffer K", "K (jobs the GPU memory holds)", kf.values,
-                pl.per_ms_to_per_s(kf.capacity_per_ms), current=r.K,
-                limit=float(pl.per_ms_to_per_s(pl.slowest_rate_per_ms(r))))),
+                per_s_from_per_ms(kf.capacity_per_ms), current=r.K,
+                limit=float(per_s_from_per_ms(pl.slowest_rate_per_ms(r))))),
             ("capacity_vs_units", figs.sensitivity_figure(
                 "Max sustainable rate vs compute units (each as fast as now)",
-                "compute units modelled", cf.values, pl.per_ms_to_per_s(cf.capacity_per_ms),
+                "compute units modelled", cf.values, per_s_from_per_ms(cf.capacity_per_ms),
                 current=r.c,
-                limit=float(pl.per_ms_to_per_s(
+                limit=float(per_s_from_per_ms(
                     pl.slowest_rate_per_ms(r, without_units=True)))))]
     return []

@@ -1,28 +1,37 @@
 """Answers the page reads off the tandem: stage capacities and the bottleneck, the
-operating point at one load, sustained compute and memory traffic, and the unit
-conversions between the engine's per-ms rates and the page's jobs per second."""
+operating point at one load, sustained compute and memory traffic, and the load.
+Rates are per ms; a conversion to the page's jobs per second is ``engine.core.units``
+(``per_s_from_per_ms``; the old ``per_ms_to_per_s``/``per_s_to_per_ms`` here warn)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+import warnings
 
 import numpy as np
 
-from ..core.units import per_ms_from_per_s
+from ..core.renamed import REMOVED_IN, renamed_attribute
+from ..core.units import MS_PER_S, per_ms_from_per_s, per_s_from_per_ms
 from .specs import PipelineRates
 from .exact import Tandem
 
 STAGES = ("CPU + host link", "GPU global memory", "Compute units")
-MS_PER_S = 1000.0
+
+
+def _moved(old: str, new: str) -> None:
+    warnings.warn(f"engine.pipeline.{old} is deprecated; use engine.core.units.{new} (the "
+                  f"old name is removed in {REMOVED_IN})", DeprecationWarning, stacklevel=3)
 
 
 def per_ms_to_per_s(rate_per_ms):
-    """A rate per ms (the engine's unit for spec-based rates) in per s."""
-    return np.multiply(rate_per_ms, MS_PER_S)
+    """Deprecated: ``engine.core.units.per_s_from_per_ms`` (a rate per ms in per s)."""
+    _moved("per_ms_to_per_s", "per_s_from_per_ms")
+    return per_s_from_per_ms(rate_per_ms)
 
 
 def per_s_to_per_ms(rate_per_s):
-    """A rate per s in per ms (the engine's unit for spec-based rates)."""
-    return np.divide(rate_per_s, MS_PER_S)
+    """Deprecated: ``engine.core.units.per_ms_from_per_s`` (a rate per s in per ms)."""
+    _moved("per_s_to_per_ms", "per_ms_from_per_s")
+    return per_ms_from_per_s(rate_per_s)
 
 
 def stage_capacities(rates: PipelineRates) -> tuple[float, float, float]:
@@ -68,7 +77,7 @@ class Traffic:
 
 def traffic(rates: PipelineRates, throughput_per_ms, job_size_bytes: float) -> Traffic:
     """Compute, memory and host-link traffic at ``throughput_per_ms`` completed jobs per ms."""
-    x = per_ms_to_per_s(np.asarray(throughput_per_ms, dtype=float))
+    x = per_s_from_per_ms(np.asarray(throughput_per_ms, dtype=float))
     return Traffic(x * rates.flops_per_job, x * rates.mem_traffic_bytes_per_job,
                    x * float(job_size_bytes))
 
@@ -98,7 +107,7 @@ def load_per_ms(capacity_per_ms: float, mode: str, fraction: float,
 
 @dataclass(frozen=True)
 class OperatingPoint:
-    """The pipeline at one load: each stage's utilisation (time fraction it works),
+    """The pipeline at one load: each stage's utilization (time fraction it works),
     blocking and contents, from the exact tandem ``exact`` at ``lam_per_ms``."""
 
     lam_per_ms: float
@@ -118,9 +127,9 @@ class OperatingPoint:
 
 def operating_point(rates: PipelineRates, lam_per_ms: float, exact: Tandem,
                     capacity_per_ms: float) -> OperatingPoint:
-    """Utilisation, blocking and contents of each stage at ``lam_per_ms`` (jobs per ms),
+    """Utilization, blocking and contents of each stage at ``lam_per_ms`` (jobs per ms),
     read from the exact tandem at that load and the exact capacity.  A stage's
-    utilisation is its throughput over its rate (the units: mean busy units over c)."""
+    utilization is its throughput over its rate (the units: mean busy units over c)."""
     thr = float(exact.throughput)
     caps = stage_capacities(rates)
     return OperatingPoint(
@@ -140,20 +149,22 @@ class StageRow:
     servers: int                     # jobs served at once
     room: float                      # jobs the stage can hold (inf: unlimited queue)
     rate_alone_per_s: float          # the stage's own rate, jobs per s
-    utilisation: float               # time fraction it works, in [0, 1]
+    utilization: float               # time fraction it works, in [0, 1]
     blocked: float                   # time fraction a full next stage holds it up (nan: last)
     mean_jobs: float                 # mean jobs at the stage (inf when unstable)
+
+    utilisation = renamed_attribute("utilization")
 
 
 def stage_table(rates: PipelineRates, op: OperatingPoint) -> tuple[StageRow, ...]:
     """The three stages at the operating point ``op`` (``operating_point``): servers,
-    room, own rate (jobs per s), utilisation and blocked time fractions (clipped to
+    room, own rate (jobs per s), utilization and blocked time fractions (clipped to
     [0, 1]: solver round-off never reads as a negative fraction) and mean contents."""
-    caps = per_ms_to_per_s(np.array(stage_capacities(rates)))
+    caps = per_s_from_per_ms(np.array(stage_capacities(rates)))
     frac = np.clip(np.array([*op.busy, *op.blocked], dtype=float), 0.0, 1.0) + 0.0  # no −0.0
     blocked = (*frac[3:], float("nan"))
     return tuple(StageRow(stage=name, servers=servers, room=room, rate_alone_per_s=float(cap),
-                          utilisation=float(u), blocked=float(b), mean_jobs=float(n))
+                          utilization=float(u), blocked=float(b), mean_jobs=float(n))
                  for name, servers, room, cap, u, b, n in zip(
                      STAGES, (1, 1, rates.c), (float("inf"), float(rates.K), float(rates.c)),
                      caps, frac[:3], blocked, op.jobs))

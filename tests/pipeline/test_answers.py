@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from engine import pipeline as pl
+from engine.core.units import per_ms_from_per_s, per_s_from_per_ms
 from engine.pipeline import sim as pipeline_sim
 from engine.presets import gpu_specs, pipeline_workloads
 
@@ -16,9 +17,24 @@ def _rates(K=4, units=4):
     return spec, wl, pl.group_compute_units(pl.rates_from_specs(spec, wl), units)
 
 
-def test_unit_conversions():
-    assert pl.per_ms_to_per_s(2.5) == 2500.0 and pl.per_s_to_per_ms(2500.0) == 2.5
-    assert np.array_equal(pl.per_ms_to_per_s(np.array([1.0, 0.001])), [1000.0, 1.0])
+def test_the_old_unit_conversions_warn_and_answer_as_engine_core_units():
+    """per_ms_to_per_s/per_s_to_per_ms (the old names here) give the numbers of before
+    (×1000, ÷1000), through engine.core.units, with a DeprecationWarning naming it."""
+    with pytest.warns(DeprecationWarning, match="engine.core.units.per_s_from_per_ms"):
+        assert pl.per_ms_to_per_s(2.5) == 2500.0
+    with pytest.warns(DeprecationWarning, match="engine.core.units.per_ms_from_per_s"):
+        assert pl.per_s_to_per_ms(2500.0) == 2.5
+    with pytest.warns(DeprecationWarning):
+        assert np.array_equal(pl.per_ms_to_per_s(np.array([1.0, 0.001])), [1000.0, 1.0])
+    assert per_s_from_per_ms(2.5) == 2500.0 and per_ms_from_per_s(2500.0) == 2.5
+
+
+def test_the_stage_row_spells_utilization_and_keeps_the_old_name():
+    _, _, r = _rates(K=2, units=4)
+    cap = float(pl.capacity(r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c))
+    row = pl.stage_table(r, pl.operating_point(r, 0.5 * cap, r.tandem(0.5 * cap), cap))[0]
+    with pytest.warns(DeprecationWarning, match=r"\.utilization"):
+        assert row.utilisation == row.utilization
 
 
 def test_operating_point_of_a_pipeline_whose_downstream_never_blocks():
@@ -86,13 +102,13 @@ def test_stage_table_reads_the_operating_point_in_planner_units():
         [1000 * c for c in pl.stage_capacities(r)])
     assert [row.servers for row in rows] == [1, 1, 4] and rows[0].room == math.inf
     assert [row.room for row in rows[1:]] == [2, 4]
-    assert [row.utilisation for row in rows] == pytest.approx(op.busy)
+    assert [row.utilization for row in rows] == pytest.approx(op.busy)
     assert [row.blocked for row in rows[:2]] == pytest.approx(op.blocked)
     assert math.isnan(rows[2].blocked)
     noisy = pl.OperatingPoint(1.0, 2.0, True, (0.5, -1e-17, -0.0), (-0.0, -2e-18),
                               (1.0, 0.0, 0.0), 0, -0.1)
     for row in pl.stage_table(r, noisy):                       # round-off is not a fraction
-        assert row.utilisation >= 0 and math.copysign(1, row.utilisation) == 1
+        assert row.utilization >= 0 and math.copysign(1, row.utilization) == 1
         assert math.isnan(row.blocked) or math.copysign(1, row.blocked) == 1
 
 

@@ -286,18 +286,20 @@ def test_pipeline_answers(spec_id, work_id, K, units, blocking, rho, data):
         assert np.isinf(op.jobs[0]) == (not op.stable)
         tally(pipeline.operating_point)
         rows = answers.stage_table(rates, op)
-        assert_no_nan([(r.utilisation, r.rate_alone_per_s, r.mean_jobs) for r in rows])
+        assert_no_nan([(r.utilization, r.rate_alone_per_s, r.mean_jobs) for r in rows])
         assert [r.stage for r in rows] == list(pipeline.STAGES)
-        assert all(0.0 <= r.utilisation <= 1.0 for r in rows)
+        assert all(0.0 <= r.utilization <= 1.0 for r in rows)
         assert all(0.0 <= r.blocked <= 1.0 for r in rows[:2]) and np.isnan(rows[2].blocked)
-        assert close([r.rate_alone_per_s for r in rows], pipeline.per_ms_to_per_s(np.array(caps)),
-                     1e-12)
+        assert close([r.rate_alone_per_s for r in rows], 1000.0 * np.array(caps), 1e-12)
         tally(answers.stage_table)
     x = np.minimum(cap * np.geomspace(0.01, 1.0, POINTS), cap)
     tr = pipeline.traffic(rates, x, work.job_size_bytes)
-    assert close(tr.flop_per_s, pipeline.per_ms_to_per_s(x) * rates.flops_per_job, 1e-12)
+    assert close(tr.flop_per_s, 1000.0 * x * rates.flops_per_job, 1e-12)
     assert np.all(tr.memory_bytes_per_s >= tr.link_bytes_per_s * (1 - 1e-12))  # traffic ≥ S
-    assert close(pipeline.per_s_to_per_ms(pipeline.per_ms_to_per_s(x)), x, 1e-15)
+    with pytest.warns(DeprecationWarning):          # the old names: engine.core.units
+        per_s = pipeline.per_ms_to_per_s(x)
+    with pytest.warns(DeprecationWarning):
+        assert close(pipeline.per_s_to_per_ms(per_s), x, 1e-15) and close(per_s, 1000.0 * x, 0)
     peak = pipeline.peak_flop_per_s(spec, work.precision)
     # X ≤ c·μ_cu keeps the units' share f·F of the FLOP/s at most the peak
     assert np.all(work.parallel_fraction * tr.flop_per_s <= peak * (1 + 1e-9))

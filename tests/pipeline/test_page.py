@@ -225,11 +225,11 @@ def test_diagram_csv_is_the_stage_table(monkeypatch):
     assert not at.exception and callable(shown["pipeline"])
     frame = shown["pipeline"]()
     assert list(frame["stage"]) == list(pl.STAGES)
-    assert {"rate alone (jobs/s)", "utilisation (%)", "time held up by the next stage (%)",
+    assert {"rate alone (jobs/s)", "utilization (%)", "time held up by the next stage (%)",
             "room (jobs)"} <= set(frame.columns)
     boxes = " ".join(a["text"] for a in charts(at)[0]["layout"]["annotations"])
     for _, row in frame.iterrows():
-        assert f"utilisation {row['utilisation (%)']:.1f} %" in boxes
+        assert f"utilization {row['utilization (%)']:.1f} %" in boxes
     text = ui.export.figure_csv(None, frame).decode()
     assert "Compute units" in text and "2.2," not in text
 
