@@ -213,6 +213,10 @@ def _cell_error(err: ValueError, name: str, labels: dict) -> tuple[str, str]:
     prefix = f"hardware {name!r}: "
     text = text[len(prefix):] if text.startswith(prefix) else text
     key, _, rest = text.partition(" ")
+    if key == "k_s":                          # "k_s k3 must be ...": the coefficient's column
+        coefficient, _, what = rest.partition(" ")
+        if coefficient in labels:
+            return labels[coefficient], what
     if key in labels:
         return labels[key], rest
     return "", text
@@ -238,14 +242,9 @@ def _numbers(cells: dict, labels: dict, where: str) -> dict:
     return numbers
 
 
-def _k_fields(numbers: dict, labels: dict, where: str) -> dict:
-    for j in range(4):
-        key = f"k{j + 1}"
-        low_ok = numbers[key] > 0 if j == 0 else numbers[key] >= 0
-        if not (math.isfinite(numbers[key]) and low_ok):
-            bound = "> 0" if j == 0 else ">= 0"
-            raise ValueError(f"{where}, column '{labels[key]}': must be {bound}, got "
-                             f"{numbers[key]:g}")
+def _k_fields(numbers: dict) -> dict:
+    """The four coefficient columns as the candidate's ``k_s`` (the engine checks them:
+    ``engine.planner.checks.k_in``)."""
     return dict(k_s=tuple(numbers.pop(f"k{j + 1}") for j in range(4)), **numbers)
 
 
@@ -264,7 +263,7 @@ def from_frame(table: pd.DataFrame, workload: str) -> tuple:
         if not name:
             raise ValueError(f"{where}, column 'name': empty cell")
         numbers = _numbers(cells, labels, where)
-        fields = _k_fields(numbers, labels, where) if kind == "llm" else dict(numbers)
+        fields = _k_fields(numbers) if kind == "llm" else dict(numbers)
         if name in seen:
             raise ValueError(f"{where}, column 'name': the same name as row {seen[name]}; "
                              "names must be unique")

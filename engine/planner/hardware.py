@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 
-from ..core.domains import BLOCK_SIZE, KV_BYTES, KV_CACHE_TOKENS
+from ..core.domains import (BATCH_ALPHA_MS, BATCH_TAU0_MS, BLOCK_SIZE, KV_BYTES,
+                            KV_CACHE_TOKENS, MAX_BATCH, POWER_W, PRICE_USD_PER_HOUR,
+                            SERVER_GPUS)
 from ..llm_serving import StepCost
 from ..presets import hardware_prices
-from .checks import number_in, whole_in
+from .checks import k_in, number_in, whole_in
 
 
 @dataclass(frozen=True)
@@ -45,19 +47,15 @@ class Hardware:
         if isinstance(self.k_s, (str, bytes)) or not hasattr(self.k_s, "__iter__"):
             raise ValueError(f"{where} k_s must be 4 numbers (k1, k2, k3, k4), got {self.k_s!r}")
         if len(tuple(self.k_s)):
-            k = tuple(number_in(v, f"{where} k_s", low=0.0) for v in self.k_s)
-            if len(k) != 4 or k[0] <= 0:
-                raise ValueError(f"{where} k_s must be 4 numbers (k1 > 0, k2, k3, k4 >= 0), "
-                                 f"got {self.k_s!r}")
-            object.__setattr__(self, "k_s", k)
+            object.__setattr__(self, "k_s", k_in(self.k_s, f"{where} k_s"))
         else:
             object.__setattr__(self, "k_s", ())
-            object.__setattr__(self, "alpha_ms", number_in(self.alpha_ms, f"{where} alpha_ms",
-                                                         low=0.0, low_open=True))
-            object.__setattr__(self, "tau0_ms", number_in(self.tau0_ms, f"{where} tau0_ms",
-                                                        low=0.0))
+            object.__setattr__(self, "alpha_ms", number_in(self.alpha_ms, BATCH_ALPHA_MS,
+                                                         f"{where} alpha_ms"))
+            object.__setattr__(self, "tau0_ms", number_in(self.tau0_ms, BATCH_TAU0_MS,
+                                                        f"{where} tau0_ms"))
             object.__setattr__(self, "max_batch", int(number_in(
-                self.max_batch, f"{where} max_batch", low=1, whole=True)))
+                self.max_batch, MAX_BATCH, f"{where} max_batch")))
         for key in ("profile", "source"):
             if not isinstance(getattr(self, key), str):
                 raise ValueError(f"{where} {key} must be text")
@@ -102,14 +100,12 @@ class ServingHardware:
                              f"{type(self.step_cost).__name__}")
         if self.kv_cache_tokens is not None:
             object.__setattr__(self, "kv_cache_tokens", whole_in(
-                self.kv_cache_tokens, f"{where} kv_cache_tokens", int(KV_CACHE_TOKENS.low),
-                int(KV_CACHE_TOKENS.high)))
-        object.__setattr__(self, "block_size", whole_in(
-            self.block_size, f"{where} block_size", int(BLOCK_SIZE.low), int(BLOCK_SIZE.high)))
+                self.kv_cache_tokens, KV_CACHE_TOKENS, f"{where} kv_cache_tokens"))
+        object.__setattr__(self, "block_size", whole_in(self.block_size, BLOCK_SIZE,
+                                                        f"{where} block_size"))
         object.__setattr__(self, "kv_bytes_per_token", number_in(
-            self.kv_bytes_per_token, f"{where} kv_bytes_per_token", low=0.0, low_open=True,
-            high=KV_BYTES.high if math.isfinite(KV_BYTES.high) else None))
-        object.__setattr__(self, "gpus", whole_in(self.gpus, f"{where} gpus", 1, 4096))
+            self.kv_bytes_per_token, KV_BYTES, f"{where} kv_bytes_per_token"))
+        object.__setattr__(self, "gpus", whole_in(self.gpus, SERVER_GPUS, f"{where} gpus"))
         for key in ("model", "profile", "source"):
             if not isinstance(getattr(self, key), str):
                 raise ValueError(f"{where} {key} must be text")
@@ -128,9 +124,9 @@ def _priced(hw) -> str:
                          f"got {hw.name!r}")
     where = f"hardware {hw.name!r}:"
     object.__setattr__(hw, "price_usd_per_hour", number_in(
-        hw.price_usd_per_hour, f"{where} price_usd_per_hour", low=0.0, low_open=True))
+        hw.price_usd_per_hour, PRICE_USD_PER_HOUR, f"{where} price_usd_per_hour"))
     for key in ("busy_power_w", "idle_power_w"):
-        object.__setattr__(hw, key, number_in(getattr(hw, key), f"{where} {key}", low=0.0))
+        object.__setattr__(hw, key, number_in(getattr(hw, key), POWER_W, f"{where} {key}"))
     return where
 
 

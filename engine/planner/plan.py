@@ -23,8 +23,8 @@ from scipy import stats
 from .. import sweep
 from .families.base import METRICS, sla_text
 from .words import duration_text, money_text
-from .families.batch import CONFIRM_JOBS, CONFIRM_RUNS, BatchFamily
-from .price import REASONS, ConfigPrice, price_configuration, screen_jobs
+from .families.batch import CONFIRM_JOBS, CONFIRM_RUNS, BatchFamily  # noqa: F401
+from .price import REASONS, ConfigPrice, price_configuration, screen_jobs  # noqa: F401
 from .files import arrival_process
 from .spec import PlanSpec
 
@@ -87,10 +87,9 @@ def plan_grid(spec: PlanSpec) -> list[dict]:
 
 
 def price_point(spec: PlanSpec, *, arrivals=None, **config):
-    """One point of ``plan_grid`` priced by the plan's family."""
-    if isinstance(spec.family, BatchFamily):
-        # the batch families' public pricing, which checks the settings first
-        return price_configuration(spec, arrivals=arrivals, **config)
+    """One point of ``plan_grid`` priced by the plan's family.  The spec was validated on
+    construction and the grid holds only its values: the point is priced as it is, not
+    checked again (``price_configuration`` is the checked entry for one configuration)."""
     return spec.family.price(spec, arrivals=arrivals, **config)
 
 

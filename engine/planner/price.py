@@ -20,20 +20,23 @@ answer is conservative.
 """
 from __future__ import annotations
 
-from .checks import MAX_REPLICAS, number_in, whole_in
+from ..core.domains import (PLAN_B_MAX, PLAN_QUEUE_DELAY_MS, PLAN_REPLICAS, PLAN_SIM_JOBS,
+                            PLAN_TOKEN_LIMIT)
+from .checks import number_in, whole_in
 from .families.batch import (MAX_SCREEN_JOBS, NEAR_CAPACITY, REASONS, SCREEN_JOBS,  # noqa: F401
                              TAIL_JOBS, BatchFamily, ConfigPrice, configuration_seed,
                              replica_arrivals, screen_jobs, simulate_replica, token_law)
+from .families.batch import _simulate
 from .spec import PlanSpec
 
+
 def _settings(spec, b_max, queue_delay_ms, token_limit, replicas) -> tuple:
-    """The configuration's settings checked: (b_max, delay ms, token limit, replicas)."""
+    """The configuration's settings checked, once, at the public boundary: (b_max, delay
+    ms, token limit, replicas), each in the domain a plan searches."""
     if not isinstance(spec, PlanSpec):
         raise ValueError(f"spec must be a PlanSpec, got {type(spec).__name__}")
-    return (whole_in(b_max, "b_max", 1, 1 << 20),
-            number_in(queue_delay_ms, "queue_delay_ms", low=0.0),
-            whole_in(token_limit, "token_limit", 0, 1 << 20),
-            whole_in(replicas, "replicas", 1, MAX_REPLICAS))
+    return (whole_in(b_max, PLAN_B_MAX), number_in(queue_delay_ms, PLAN_QUEUE_DELAY_MS),
+            whole_in(token_limit, PLAN_TOKEN_LIMIT), whole_in(replicas, PLAN_REPLICAS))
 
 
 def simulate_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms, token_limit,
@@ -45,10 +48,9 @@ def simulate_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms,
     b_max, queue_delay_ms, token_limit, replicas = _settings(spec, b_max, queue_delay_ms,
                                                              token_limit, replicas)
     if n_jobs is not None:
-        n_jobs = whole_in(n_jobs, "n_jobs", 100, 10 ** 9)
-    spec.hardware_named(hardware)
-    return simulate_replica(spec, hardware, b_max, queue_delay_ms, token_limit, replicas,
-                            arrivals=arrivals, n_jobs=n_jobs, seed=seed)
+        n_jobs = whole_in(n_jobs, PLAN_SIM_JOBS)
+    return _simulate(spec, spec.hardware_named(hardware), b_max, queue_delay_ms, token_limit,
+                     replicas, arrivals=arrivals, n_jobs=n_jobs, seed=seed)
 
 
 def price_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms=0.0,

@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 import math
 
-from .checks import MAX_REPLICAS, number_in, values_in, whole_in
+from ..core import domains as dom
+from .checks import MAX_REPLICAS, number_in, values_in, whole_in  # noqa: F401
 from .hardware import Hardware, ServingHardware, price_of, short_name  # noqa: F401
 
 ARRIVAL_KINDS = ("poisson", "bursty", "mmpp2", "replay")
 MAX_CONFIGURATIONS = 200_000      # the largest grid one plan prices
-MAX_CONFIRM = 50
+MAX_CONFIRM = int(dom.PLAN_CONFIRM.high)
 MAX_SLA_ROWS = 6
 
 
@@ -27,6 +28,13 @@ def _families():
 
 
 WORKLOADS = ("gpu", "llm", "llm_serving", "llm_disaggregated")
+
+#: the ranges a plan searches, each field's domain (``engine.core.domains``)
+RANGES = {"b_max": dom.PLAN_B_MAX, "queue_delay_ms": dom.PLAN_QUEUE_DELAY_MS,
+          "token_limit": dom.PLAN_TOKEN_LIMIT, "replicas": dom.PLAN_REPLICAS,
+          "max_num_seqs": dom.MAX_NUM_SEQS, "max_num_batched_tokens": dom.MAX_BATCHED_TOKENS,
+          "prefill_instances": dom.SERVING_INSTANCES,
+          "decode_instances": dom.SERVING_INSTANCES}
 
 
 def _sla(rows, metrics: tuple, from_fields: bool = False) -> tuple:
@@ -51,8 +59,8 @@ def _sla(rows, metrics: tuple, from_fields: bool = False) -> tuple:
         if metric not in metrics:
             raise ValueError(f"{where}: metric must be one of {', '.join(metrics)} for this "
                              f"workload, got {metric!r}")
-        out.append((metric, number_in(q, q_name, low=50.0, high=99.99),
-                    number_in(target, t_name, low=0.0, low_open=True)))
+        out.append((metric, number_in(q, dom.PLAN_PERCENTILE, q_name),
+                    number_in(target, dom.PLAN_TARGET_MS, t_name)))
     if not out:
         raise ValueError("sla must hold at least one (metric, percentile, target_ms)")
     if len(out) > MAX_SLA_ROWS:
@@ -130,12 +138,11 @@ class PlanSpec:
                              f"{self.workload!r}")
         fam = families[self.workload]
         setv = lambda k, v: object.__setattr__(self, k, v)   # noqa: E731 (frozen fields)
-        setv("rate_per_s", number_in(self.rate_per_s, "rate_per_s", low=0.0, low_open=True))
+        setv("rate_per_s", number_in(self.rate_per_s, dom.PLAN_RATE_PER_S))
         if self.arrivals_kind not in ARRIVAL_KINDS:
             raise ValueError(f"arrivals_kind must be one of {ARRIVAL_KINDS}, "
                              f"got {self.arrivals_kind!r}")
-        setv("arrivals_scv", number_in(self.arrivals_scv, "arrivals_scv", low=0.0, high=1e4,
-                                       low_open=True))
+        setv("arrivals_scv", number_in(self.arrivals_scv, dom.PLAN_ARRIVALS_SCV))
         for key in ("arrivals_trace", "token_trace", "prompt_law", "token_law"):
             if not isinstance(getattr(self, key), str):
                 raise ValueError(f"{key} must be text, got {getattr(self, key)!r}")
@@ -143,10 +150,8 @@ class PlanSpec:
             raise ValueError(f"arrivals_trace must name a trace for arrivals_kind "
                              f"{self.arrivals_kind!r}")
         self._resolve_sla(fam)
-        setv("energy_cap_j", number_in(self.energy_cap_j, "energy_cap_j", low=0.0,
-                                       low_open=True, allow_inf=True))
-        setv("truncation_cap", number_in(self.truncation_cap, "truncation_cap", low=0.0,
-                                         high=1.0))
+        setv("energy_cap_j", number_in(self.energy_cap_j, dom.PLAN_ENERGY_CAP_J))
+        setv("truncation_cap", number_in(self.truncation_cap, dom.PLAN_TRUNCATION_CAP))
         hw = tuple(self.hardware) if isinstance(self.hardware, (list, tuple)) else None
         if not hw or not all(isinstance(h, (Hardware, ServingHardware)) for h in hw):
             raise ValueError("hardware must list at least one Hardware")
@@ -159,29 +164,17 @@ class PlanSpec:
             raise ValueError(f"hardware {wrong[0]!r} does not describe a {self.workload} "
                              f"workload")
         setv("hardware", hw)
-        setv("b_max", values_in(self.b_max, "b_max", low=1, high=4096, whole=True))
-        setv("queue_delay_ms", values_in(self.queue_delay_ms, "queue_delay_ms", low=0.0,
-                                         high=1e5))
-        setv("token_limit", values_in(self.token_limit, "token_limit", low=0, high=1 << 20,
-                                      whole=True))
-        setv("replicas", values_in(self.replicas, "replicas", low=1, high=MAX_REPLICAS,
-                                   whole=True))
-        for key in ("max_num_seqs", "max_num_batched_tokens", "prefill_instances",
-                    "decode_instances"):
-            dom = _SERVING_DOMAINS[key]
-            setv(key, values_in(getattr(self, key), key, low=dom.low, high=dom.high,
-                                whole=True))
+        for key, domain in RANGES.items():
+            setv(key, values_in(getattr(self, key), domain, key))
         from ..llm_serving import DISPATCH
         if self.dispatch not in DISPATCH:
             raise ValueError(f"dispatch must be one of {', '.join(DISPATCH)}, got "
                              f"{self.dispatch!r}")
-        setv("link_gb_per_s", number_in(self.link_gb_per_s, "link_gb_per_s", low=0.0,
-                                        low_open=True, high=1e5))
-        setv("link_latency_ms", number_in(self.link_latency_ms, "link_latency_ms", low=0.0,
-                                          high=1e4))
+        setv("link_gb_per_s", number_in(self.link_gb_per_s, dom.PLAN_LINK_GB_PER_S))
+        setv("link_latency_ms", number_in(self.link_latency_ms, dom.PLAN_LINK_LATENCY_MS))
         fam.check(self)
-        setv("confirm", whole_in(self.confirm, "confirm", 0, MAX_CONFIRM))
-        setv("seed", whole_in(self.seed, "seed", 0, 2 ** 63 - 1))
+        setv("confirm", whole_in(self.confirm, dom.PLAN_CONFIRM))
+        setv("seed", whole_in(self.seed, dom.PLAN_SEED))
         n = self.n_configurations
         if n > MAX_CONFIGURATIONS:
             knobs = ", ".join(k.name for k in fam.knobs)
@@ -240,15 +233,6 @@ class PlanSpec:
         elif "workload" in changes and changes["workload"] != self.workload:
             changes.setdefault("sla", ())
         return replace(self, **changes)
-
-
-def _serving_domains() -> dict:
-    from ..core.domains import MAX_BATCHED_TOKENS, MAX_NUM_SEQS, SERVING_INSTANCES
-    return {"max_num_seqs": MAX_NUM_SEQS, "max_num_batched_tokens": MAX_BATCHED_TOKENS,
-            "prefill_instances": SERVING_INSTANCES, "decode_instances": SERVING_INSTANCES}
-
-
-_SERVING_DOMAINS = _serving_domains()
 
 
 # ---------------------------------------------------------------- presets

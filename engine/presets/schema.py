@@ -85,29 +85,25 @@ def text(table: dict, key: str, where: str) -> str:
     return value
 
 
-def _bound_words(domain: Domain) -> str:
-    if domain.low == 0:
-        return "positive" if domain.low_open else "at least 0"
-    return f"{'above' if domain.low_open else 'at least'} {domain.low:g}"
-
-
 def number(table: dict, key: str, where: str, domain: Domain = PRESET_VALUE, *,
            whole: bool = False):
-    """``table[key]`` as a finite number in ``domain`` (an ``int`` when it must be whole:
-    ``whole`` or an integer domain), else ``ValueError`` naming ``where`` and the field."""
+    """``table[key]`` as a finite number in ``domain`` (``Domain.check``; an ``int`` when it
+    must be whole: ``whole`` or an integer domain), else ``ValueError`` naming ``where``
+    and the field."""
     val = table[key]
+    name = f"{where}: field {key!r}"
     if isinstance(val, bool) or not isinstance(val, (int, float)):
-        raise ValueError(f"{where}: field {key!r} must be a number, got {val!r}")
-    if not math.isfinite(val) or val < domain.low or (domain.low_open and val == domain.low):
-        raise ValueError(f"{where}: field {key!r} must be {_bound_words(domain)} and finite, "
-                         f"got {val!r}")
-    if val > domain.high or (domain.high_open and val == domain.high):
-        raise ValueError(f"{where}: field {key!r} must be at most {domain.high:g}, got {val!r}")
-    if whole or domain.integer:
-        if val != int(val):
-            raise ValueError(f"{where}: field {key!r} must be a whole number, got {val!r}")
-        return int(val)
-    return float(val)
+        raise ValueError(f"{name} must be a number, got {val!r}")
+    try:
+        finite = math.isfinite(val)
+    except OverflowError:                            # an int beyond any float
+        finite = False
+    if not finite:
+        raise ValueError(f"{name} must be finite, got {val!r}")
+    if whole and not domain.integer:
+        domain = dataclasses.replace(domain, integer=True)
+    domain.check(val, name)
+    return int(val) if domain.integer else float(val)
 
 
 def _frozen(values) -> np.ndarray:
@@ -179,13 +175,24 @@ def read_columns(path, columns, required, length_key: str):
 
 def load_folder(directory, loader) -> dict:
     """Every ``*.toml`` file of ``directory`` loaded by ``loader``, keyed by preset id (in
-    file-name order).  Files are parsed once per process: while the folder's file names,
-    sizes and modification times stay the same, the presets read before come back (a new
-    dict each call; the presets themselves are frozen)."""
-    folder = Path(directory).resolve()
+    file-name order), a new dict each call (the presets themselves are frozen).  The
+    project's folders (under ``PRESET_DIR``) are read once per process; any other folder
+    is parsed again only when its file names, sizes or modification times change."""
+    folder = Path(directory)
+    if folder.is_absolute() and folder.is_relative_to(PRESET_DIR) and ".." not in folder.parts:
+        return dict(_project_folder(loader, folder))   # the project's own: read once
+    folder = folder.resolve()
     files = tuple((p.name, s.st_size, s.st_mtime_ns)
                   for p in sorted(folder.glob("*.toml")) for s in (p.stat(),))
     return dict(_parsed_folder(loader, folder, files))
+
+
+@functools.lru_cache(maxsize=64)
+def _project_folder(loader, folder: Path) -> dict:
+    """A folder of the project's presets (under ``PRESET_DIR``), listed and parsed once per
+    process: what every ``PlanSpec`` and page asks for again costs no disk access."""
+    files = tuple((p.name, 0, 0) for p in sorted(folder.glob("*.toml")))
+    return _parsed_folder(loader, folder, files)
 
 
 @functools.lru_cache(maxsize=64)

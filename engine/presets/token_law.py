@@ -18,13 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
-from .schema import IDENTITY, PRESET_DIR, check_keys, column, load_folder, read_toml, text
+from .schema import (IDENTITY, PRESET_DIR, check_keys, column, load_folder, read_toml, schema,
+                     text)
 
 TOKEN_LAW_DIR = PRESET_DIR / "token_laws"
 TOKEN_LAW_KINDS = ("output", "prompt")
-
-_TOP = IDENTITY + ("kind", "bins")
-_BINS = ("first_tokens", "last_tokens", "tokens", "requests")
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,11 @@ class TokenLawPreset:
         ``requests[i] / n_requests`` (``engine.core.token_laws.EmpiricalTokens``)."""
         n = self.n_requests
         return EmpiricalTokens(self.tokens.copy(), self.requests / n, n)
+
+
+# the file's schema, from the dataclass: its text fields at the top, its columns in [bins]
+_BINS = tuple(k for k, (kind, _) in schema(TokenLawPreset).items() if kind is np.ndarray)
+_TOP = tuple(k for k in schema(TokenLawPreset) if k not in _BINS) + ("bins",)
 
 
 def load_token_law_preset(path) -> TokenLawPreset:

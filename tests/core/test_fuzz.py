@@ -1035,6 +1035,40 @@ class _Loaded:
     id: str
 
 
+def test_project_preset_folders_are_read_once(monkeypatch):
+    """The project's preset folders are listed and parsed once per process: after a first
+    read, the presets (and an LLM plan, which names a token law) come back with the disk
+    out of reach, equal each time, a new dict each call."""
+    import pathlib
+
+    from engine.planner import default_spec
+    readers = (presets.token_law_presets, presets.batch_profiles, presets.hardware_prices,
+               presets.llm_batch_time_presets, presets.arrival_presets)
+    first = [read() for read in readers]
+    default_spec("llm")
+
+    touched = []
+
+    def watch(name):
+        real = getattr(pathlib.Path, name)
+
+        def method(self, *args, **kwargs):
+            if self.is_relative_to(presets.PRESET_DIR):
+                touched.append((name, self.name))
+            return real(self, *args, **kwargs)
+        return method
+
+    for name in ("glob", "stat", "open", "read_bytes", "read_text"):
+        monkeypatch.setattr(pathlib.Path, name, watch(name))
+    again = [read() for read in readers]
+    spec = default_spec("llm")
+    monkeypatch.undo()
+    assert touched == []
+    for before, after in zip(first, again):
+        assert after == before and after is not before and after
+    assert spec.token_law in first[0]
+
+
 FUZZED[p_schema] = {
     name: test_preset_schema for name in (
         "read_toml", "check_keys", "scalars", "text", "number", "column", "number_list",

@@ -292,6 +292,50 @@ def test_serving_hardware_and_checks(name, price, cost, kv, kv_bytes, gpus, data
         tally(fn)
 
 
+@fuzz(200)
+@given(st.sampled_from(["PLAN_RATE_PER_S", "PLAN_PERCENTILE", "PLAN_TRUNCATION_CAP",
+                        "PLAN_B_MAX", "PLAN_SEED", "PLAN_ENERGY_CAP_J", "POWER_W"]),
+       st.one_of(st.floats(allow_nan=True), st.integers(-10, 2 ** 64), st.booleans(),
+                 st.text(max_size=3)),
+       st.lists(st.floats(-1.0, 1.0), min_size=4, max_size=4), st.data())
+def test_checks_go_through_the_declared_domains(name, value, k, data):
+    """number_in, whole_in and values_in with a declared domain take a value exactly when
+    it is a number (not a bool, not text) the domain holds, as written here from the
+    domain's bounds (whole_in: an exact whole number); k_in takes (k1, k2, k3, k4) exactly
+    when k1 > 0 and k2, k3, k4 >= 0, all finite, and names the bad coefficient."""
+    from engine.core import domains
+    dom = getattr(domains, name)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    x = float(value) if number and abs(value) < 1e300 else math.nan
+    inside = (number and not math.isnan(x) and (math.isfinite(x) or (dom.allow_inf and x > 0))
+              and (x > dom.low if dom.low_open else x >= dom.low)
+              and (x < dom.high if dom.high_open else x <= dom.high)
+              and (not dom.integer or not math.isfinite(x) or x == round(x)))
+    if inside:
+        assert checks.number_in(value, dom) == x
+        assert checks.values_in([value, value], dom) == ((int(x),) if dom.integer else (x,))
+    else:
+        raises_naming(dom.name, checks.number_in, value, dom)
+        raises_naming("where", checks.values_in, [value], dom, "where")
+    whole = (isinstance(value, int) and not isinstance(value, bool)
+             and dom.low <= value <= dom.high) or (
+        isinstance(value, float) and math.isfinite(value) and value == round(value)
+        and abs(value) < 2 ** 53 and dom.low <= value <= dom.high)
+    if whole and (value > dom.low or not dom.low_open) and (value < dom.high
+                                                             or not dom.high_open):
+        assert checks.whole_in(value, dom) == int(value)
+    else:
+        raises_naming(dom.name, checks.whole_in, value, dom)
+    if k[0] > 0 and min(k[1:]) >= 0:
+        assert checks.k_in(k, "hw k_s") == tuple(k)
+        tally(checks.k_in)
+    else:
+        bad = next(i for i, v in enumerate(k) if (v <= 0 if i == 0 else v < 0))
+        raises_naming(f"hw k_s k{bad + 1}", checks.k_in, k, "hw k_s")
+    raises_naming("k_s", checks.k_in, k[:3])
+    raises_naming("k_s", checks.k_in, "1234")
+
+
 @fuzz(40)
 @given(st.sampled_from(sorted(FAMILIES)), st.data())
 def test_family_declarations(name, data):
@@ -457,7 +501,8 @@ FUZZED = {
                        "short_name": test_price_point_and_helpers},
     checks: {"number_in": test_serving_hardware_and_checks,
              "whole_in": test_serving_hardware_and_checks,
-             "values_in": test_serving_hardware_and_checks},
+             "values_in": test_serving_hardware_and_checks,
+             "k_in": test_checks_go_through_the_declared_domains},
     families_pkg: {"family": test_family_declarations},
     base: {"Family": (test_family_declarations, "family"), "Knob": test_family_declarations,
            "sla_column": test_family_declarations, "sla_text": test_family_declarations,

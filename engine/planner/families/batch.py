@@ -18,10 +18,11 @@ import pandas as pd
 from scipy import stats
 
 from ...arrivals import thinned
-from ...core.domains import Domain
+from ...core.domains import (PLAN_B_MAX, PLAN_QUEUE_DELAY_MS, PLAN_REPLICAS, PLAN_TOKEN_LIMIT,
+                             SCREEN_PERCENTILE)
 from ...core.token_laws import clipped_tokens
 from ...presets import token_law_presets
-from ..checks import MAX_REPLICAS, number_in, whole_in
+from ..checks import number_in, whole_in
 from ..words import duration_text
 from .base import REASONS, Family, Knob  # noqa: F401 (REASONS: engine.planner.price's)
 
@@ -82,7 +83,11 @@ def configuration_seed(spec, hardware: str, b_max, queue_delay_ms, token_limit,
 def screen_jobs(percentile: float) -> int:
     """Requests one screening run simulates: ``SCREEN_JOBS``, more for a far percentile
     (``TAIL_JOBS`` beyond it), at most ``MAX_SCREEN_JOBS``."""
-    q = number_in(percentile, "percentile", low=0.0, high=100.0)
+    return _jobs_for(number_in(percentile, SCREEN_PERCENTILE))
+
+
+def _jobs_for(q: float) -> int:
+    """``screen_jobs`` of a checked percentile."""
     if q == 100.0:
         return MAX_SCREEN_JOBS
     far = TAIL_JOBS / (1.0 - q / 100.0)
@@ -91,8 +96,12 @@ def screen_jobs(percentile: float) -> int:
 
 def replica_arrivals(arrivals, replicas: int):
     """One replica's arrival process (None: Poisson, pass the rate)."""
-    r = whole_in(replicas, "replicas", 1, MAX_REPLICAS)
-    return None if arrivals is None else thinned(arrivals, 1.0 / r)
+    return _thinned(arrivals, whole_in(replicas, PLAN_REPLICAS))
+
+
+def _thinned(arrivals, replicas: int):
+    """``replica_arrivals`` of a checked replica count."""
+    return None if arrivals is None else thinned(arrivals, 1.0 / replicas)
 
 
 def simulate_replica(spec, hardware: str, b_max, queue_delay_ms, token_limit, replicas, *,
@@ -100,11 +109,19 @@ def simulate_replica(spec, hardware: str, b_max, queue_delay_ms, token_limit, re
     """One replica of a checked configuration simulated by its family (what
     ``engine.planner.simulate_configuration`` returns): ``n_jobs`` None: a screening run
     (``screen_jobs``); ``seed`` None: the configuration's own stream."""
-    n = screen_jobs(spec.percentile) if n_jobs is None else n_jobs
-    seed = configuration_seed(spec, hardware, b_max, queue_delay_ms, token_limit,
+    return _simulate(spec, spec.hardware_named(hardware), b_max, queue_delay_ms, token_limit,
+                     replicas, arrivals=arrivals, n_jobs=n_jobs, seed=seed)
+
+
+def _simulate(spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals=None,
+              n_jobs=None, seed=None) -> dict:
+    """``simulate_replica`` of the candidate ``hw`` itself (no look-up, no checks: the
+    plan's spec and grid were validated once)."""
+    n = _jobs_for(spec.percentile) if n_jobs is None else n_jobs
+    seed = configuration_seed(spec, hw.name, b_max, queue_delay_ms, token_limit,
                               replicas) if seed is None else seed
-    return spec.family.simulate(spec, spec.hardware_named(hardware), b_max, queue_delay_ms,
-                                token_limit, replicas, arrivals=arrivals, n_jobs=n, seed=seed)
+    return spec.family.simulate(spec, hw, b_max, queue_delay_ms, token_limit, replicas,
+                                arrivals=arrivals, n_jobs=n, seed=seed)
 
 
 
@@ -161,7 +178,7 @@ class BatchFamily(Family):
         return cols
 
     def screened_words(self, spec) -> str:
-        return f"in one screening simulation of {screen_jobs(spec.percentile):,} requests"
+        return f"in one screening simulation of {_jobs_for(spec.percentile):,} requests"
 
     def fleet_text(self, row) -> str:
         n = int(row["replicas"])
@@ -199,8 +216,7 @@ class BatchFamily(Family):
                                latency_percentile_ms=math.inf, utilization=1.0,
                                mean_batch_size=float(b_max), energy_j_per_request=math.inf,
                                meets_sla=False, reason="unstable", **common)
-        sim = simulate_replica(spec, hardware, b_max, delay, token_limit, replicas,
-                                     arrivals=arrivals)
+        sim = _simulate(spec, hw, b_max, delay, token_limit, replicas, arrivals=arrivals)
         exact = (self.exact_mean(spec, hw, rate, b_max, token_limit)
                  if arrivals is None and delay == 0.0 else None)
         if exact is None:
@@ -221,13 +237,14 @@ class BatchFamily(Family):
     def confirm(self, spec, row, arrivals) -> dict:
         """(percentile, 95 % CI half-width) in ms from ``CONFIRM_RUNS`` independent runs
         of max(``CONFIRM_JOBS``, 5 × the screening run) requests."""
-        n = max(CONFIRM_JOBS, 5 * screen_jobs(spec.percentile))
+        n = max(CONFIRM_JOBS, 5 * _jobs_for(spec.percentile))
+        hw = spec.hardware_named(row.hardware)
         base = np.random.SeedSequence([spec.seed, 1729, int(row.b_max), int(row.replicas),
                                        int(row.token_limit),
                                        int(round(float(row.queue_delay_ms) * 1e6))])
-        values = [simulate_replica(spec, row.hardware, row.b_max, row.queue_delay_ms,
-                                         row.token_limit, row.replicas, arrivals=arrivals,
-                                         n_jobs=n, seed=s)["latency_percentile_ms"]
+        values = [_simulate(spec, hw, row.b_max, row.queue_delay_ms, row.token_limit,
+                            row.replicas, arrivals=arrivals, n_jobs=n,
+                            seed=s)["latency_percentile_ms"]
                   for s in base.spawn(CONFIRM_RUNS)]
         half = (stats.t.ppf(0.975, CONFIRM_RUNS - 1) * np.std(values, ddof=1)
                 / math.sqrt(CONFIRM_RUNS))
@@ -259,9 +276,9 @@ class BatchFamily(Family):
 
     def settings_row(self, row) -> tuple:
         try:
-            return (whole_in(row["b_max"], "b_max", 1, 1 << 20),
-                    number_in(row["queue_delay_ms"], "queue_delay_ms", low=0.0),
-                    whole_in(row["token_limit"], "token_limit", 0, 1 << 20))
+            return (whole_in(row["b_max"], PLAN_B_MAX),
+                    number_in(row["queue_delay_ms"], PLAN_QUEUE_DELAY_MS),
+                    whole_in(row["token_limit"], PLAN_TOKEN_LIMIT))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"row must hold a whole b_max >= 1, a queue_delay_ms >= 0 and a "
                              f"whole token_limit >= 0 ({exc})") from None
@@ -270,11 +287,11 @@ class BatchFamily(Family):
 def batch_knobs(extra: Knob) -> tuple:
     """The knobs of a batch family: b_max, ``extra``, replicas."""
     return (Knob("b_max", "Largest batch (b_max)", "requests",
-                 Domain("b_max", "requests", low=1, high=4096, integer=True),
+                 PLAN_B_MAX,
                  (1, 2, 4, 8, 16, 32, 64, 128), "The most requests one batch holds."),
             extra,
             Knob("replicas", "Replicas", "servers",
-                 Domain("replicas", "servers", low=1, high=MAX_REPLICAS, integer=True),
+                 PLAN_REPLICAS,
                  tuple(range(1, 17)), "Copies of the server sharing the traffic."))
 
 

@@ -10,11 +10,11 @@ from functools import lru_cache
 import numpy as np
 
 from ...batching import capacity, simulate_batching, stationary
-from ...core.domains import Domain
+from ...core.domains import PLAN_QUEUE_DELAY_MS
 from ...core.stats import PERCENTILES, percentiles
 from ...presets import batch_profiles
 from ..hardware import Hardware
-from .batch import replica_arrivals
+from .batch import _thinned
 from .base import Knob
 from .batch import BatchFamily, batch_knobs
 
@@ -53,7 +53,7 @@ class GpuBatching(BatchFamily):
     hardware_fields = ("name", "price_usd_per_hour", "busy_power_w", "idle_power_w",
                        "alpha_ms", "tau0_ms", "max_batch", "profile", "source")
     knobs = batch_knobs(Knob("queue_delay_ms", "Batcher's max queue delay", "ms",
-                             Domain("queue_delay_ms", "ms", low=0.0, high=1e5), (0.0,),
+                             PLAN_QUEUE_DELAY_MS, (0.0,),
                              "How long the batcher may hold a request to fill a batch "
                              "(0: start a batch at once)."))
     metrics = ("latency",)
@@ -94,7 +94,7 @@ class GpuBatching(BatchFamily):
     def simulate(self, spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals,
                  n_jobs, seed) -> dict:
         rate = spec.rate_per_s / replicas
-        per_replica = replica_arrivals(arrivals, replicas)
+        per_replica = _thinned(arrivals, replicas)
         summary = spec.percentile in PERCENTILES       # the simulator's own p50/p95/p99
         # engine.batching works in ms: rates per ms, and arrival times in ms
         proc = None if per_replica is None else _PerMs(per_replica)

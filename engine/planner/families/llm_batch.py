@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 
-from ...core.domains import Domain
+from ...core.domains import PLAN_TOKEN_LIMIT
 from ...core.stats import PERCENTILES, percentiles
 from ...llm_batching import dynamic_solution, simulate, stability_limit
 from ...presets import llm_batch_time_presets, token_law_presets
 from ..hardware import Hardware
-from .batch import replica_arrivals, token_law
+from .batch import _thinned, token_law
 from .base import Knob
 from .batch import BatchFamily, batch_knobs
 
@@ -31,7 +31,7 @@ class LlmBatch(BatchFamily):
     hardware_fields = ("name", "price_usd_per_hour", "busy_power_w", "idle_power_w", "k_s",
                        "profile", "source")
     knobs = batch_knobs(Knob("token_limit", "Token limit", "tokens",
-                             Domain("token_limit", "tokens", low=0, high=1 << 20, integer=True),
+                             PLAN_TOKEN_LIMIT,
                              (0,), "The largest reply in tokens (0: none); a longer reply "
                              "is cut."))
     metrics = ("e2e",)
@@ -82,7 +82,7 @@ class LlmBatch(BatchFamily):
     def simulate(self, spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals,
                  n_jobs, seed) -> dict:
         rate = spec.rate_per_s / replicas
-        per_replica = replica_arrivals(arrivals, replicas)
+        per_replica = _thinned(arrivals, replicas)
         summary = spec.percentile in PERCENTILES
         law, _ = token_law(spec.token_law, int(token_limit))
         r = simulate("dynamic", rate, law, hw.k_s, b_max=int(b_max), n_jobs=n_jobs, seed=seed,

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...core.domains import MAX_BATCHED_TOKENS, MAX_NUM_SEQS, Domain
+from ...core.domains import MAX_BATCHED_TOKENS, MAX_NUM_SEQS, PLAN_REPLICAS
 from ...llm_serving import (Scheduler, approximate_percentiles, approximate_serving,
                             kv_bytes_per_token, serving_presets, simulate_fleet)
 from ...presets import token_law_presets
@@ -220,7 +220,7 @@ class LlmServingColocated(ServingFamily):
                   "vLLM's max_num_batched_tokens: prompt chunks and decodes one step may "
                   "compute."),
              Knob("replicas", "Replicas", "servers",
-                  Domain("replicas", "servers", low=1, high=10_000, integer=True),
+                  PLAN_REPLICAS,
                   tuple(range(1, 17)), "Copies of the server sharing the traffic."))
     pricing = ("approximate: the serving model's birth-death chain at the replica's share "
                "of the traffic (Poisson), percentiles from its tails; the cheapest "
