@@ -352,3 +352,7 @@ MAX_BATCH = Domain("max_batch", "requests", low=1.0, integer=True, typical=(1, 2
                    description="largest batch a GPU profile measured")
 SERVER_GPUS = Domain("gpus", "GPUs", low=1.0, high=4096.0, integer=True, typical=(1, 8),
                      description="GPUs one server uses (its tensor-parallel degree)")
+
+# Offline to online prediction, separated terms (engine/measured/online_terms.py)
+GPU_SHARE = Domain("gpu_share", "fraction", low=0.0, high=1.0, typical=(0.2, 1.0),
+                   description="share of a model instance's batch time that holds the GPU")

@@ -17,15 +17,44 @@ import numpy as np
 
 from ..batching import closed_loop, simulate_closed_loop
 from ..core.domains import check_b_max
+from .online_terms import (TRANSFER_BATCHES, ServerBreakdown, _front_end_ms,  # noqa: F401
+                           identify_online_terms, read_server_breakdown)
 from .profiles import read_batch_profile, read_batch_profiles
 from .results import MeasuredBatchProfile, MeasuredConcurrencySweep
 from .sweeps import read_concurrency_sweeps
 
-TRANSFER_BATCHES = 4          # the transfer time is the latency's slope over b ≤ this
 SIM_BATCHES = 20_000          # batches simulated per concurrency with several instances
 SIM_SEED = 2024               # with the concurrency: the same prediction on every call
+TERMS = ("separated", "whole_table")   # the model of issue 25 / the model of issue 15
 
+_LOOP = (
+    "The instances share one queue; a free instance takes every waiting request up to the "
+    "batch-size limit (Triton's dynamic batcher without a queue delay).",
+    "The front-end time varies from request to request (exponential): without that jitter a "
+    "model with several instances locks into batches that never mix, which no real server "
+    "shows.",
+    "Mean latency is the client's view (front end + queue + batch), N / throughput by "
+    "Little's law, as perf_analyzer's average latency is.",
+    "One instance: the exact closed-loop chain. Several instances: the closed-loop simulator "
+    f"({SIM_BATCHES:,} batches per concurrency, a fixed seed), because no exact method exists "
+    "there and the flow-equivalent approximation errs by up to 20 % when the front-end time "
+    "is short next to a batch (docs/models/batching.md).",
+)
 ASSUMPTIONS = (
+    "Each model instance runs a batch of b requests in τ[b] = αb + τ0, the line fitted to the "
+    "offline batch times 1000·b/throughput (ms) up to the batch where the offline throughput "
+    "peaks: past it the offline latency grows by the serial transfer of one large request, "
+    "which online requests of one input never pay.",
+    "Each request also spends a front-end time outside the instances (sending its input, "
+    "handling the reply), overlapped across connections: a delay, not a queue. Its mean: the "
+    "offline latency's slope over b ≤ 4, or the breakdown run's client send + network + "
+    "client receive.",
+    "Several instances share one GPU: the part γ of a batch that holds the GPU runs one batch "
+    "at a time, the rest overlaps the other instances' GPU work, so at saturation each "
+    "instance's batch takes max(1, Kγ)·τ[b]. γ comes from a breakdown run; without one it is "
+    "unknown and the capacity is averaged over γ uniform on [0, 1] (a factor K/(1 + ln K)).",
+) + _LOOP
+WHOLE_TABLE_ASSUMPTIONS = (
     "Each model instance runs a batch of b requests in τ[b] = αb + τ0, the line fitted to "
     "the offline batch times 1000·b/throughput (ms); it keeps the time to copy the batch's "
     "inputs, which the server still spends per batch online.",
@@ -34,18 +63,8 @@ ASSUMPTIONS = (
     "Its mean is one input's transfer time, read off the offline table as the latency's "
     "slope over the smallest batches (b ≤ 4), where the GPU time is still flat and the "
     "latency grows only by sending one more input.",
-    "The front-end time varies from request to request (exponential): without that jitter a "
-    "model with several instances locks into batches that never mix, which no real server "
-    "shows.",
-    "The instances share one queue; a free instance takes every waiting request up to the "
-    "batch-size limit (Triton's dynamic batcher without a queue delay).",
-    "Mean latency is the client's view (front end + queue + batch), N / throughput by "
-    "Little's law, as perf_analyzer's average latency is.",
-    "One instance: the exact closed-loop chain. Several instances: the closed-loop simulator "
-    f"({SIM_BATCHES:,} batches per concurrency, a fixed seed), because no exact method exists "
-    "there and the flow-equivalent approximation errs by up to 20 % when the front-end time "
-    "is short next to a batch (docs/models/batching.md).",
-)
+    "The instances run independently (no GPU sharing).",
+) + _LOOP
 
 
 @dataclass(frozen=True)
@@ -64,43 +83,65 @@ class OnlinePrediction:
     method: str                         # how the closed loop was solved
     label: str                          # which offline table
     assumptions: tuple = ASSUMPTIONS
+    terms: str = "separated"            # which model (``TERMS``)
+    sharing_factor: float = 1.0         # each instance's batch time × this (GPU sharing)
+    gpu_share: float | None = None      # γ where measured (a breakdown run)
+    saturation_batch: int | None = None  # the batch of peak offline throughput
+    identified: tuple = ()              # plain sentences: terms read off the data
+    assumed: tuple = ()                 # plain sentences: terms assumed
+    throughput_low_per_s: np.ndarray | None = None   # γ = 1 (where γ is not measured)
+    throughput_high_per_s: np.ndarray | None = None  # γ ≤ 1/K
 
 
 def transfer_time_ms(profile: MeasuredBatchProfile) -> float:
     """One input's transfer time (ms): the least-squares slope of the offline batch time
     over the batches b ≤ ``TRANSFER_BATCHES`` (the two smallest batches when fewer),
     floored at 0."""
-    b, tau = profile.batch_size, profile.batch_time_ms
-    small = b <= TRANSFER_BATCHES
-    if small.sum() < 2:
-        small = np.argsort(b)[:2]
-    slope = np.polyfit(b[small], tau[small], 1)[0]
-    return float(max(slope, 0.0))
+    return _front_end_ms(profile)
 
 
 def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instances=1,
-                           b_max=None) -> OnlinePrediction:
+                           b_max=None, breakdown: ServerBreakdown | None = None,
+                           terms: str = "separated", band: bool = False) -> OnlinePrediction:
     """``predict_online`` from a parsed offline profile (see there)."""
     n = np.asarray(n_clients, dtype=float)
     if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)):
         raise ValueError("n_clients must be whole numbers ≥ 1")
     if isinstance(instances, bool) or not float(instances).is_integer() or instances < 1:
         raise ValueError(f"instances must be a whole number ≥ 1, got {instances!r}")
+    if terms not in TERMS:
+        raise ValueError(f"terms must be one of {TERMS}, got {terms!r}")
     b_max = check_b_max(b_max)
-    fit = profile.fit()
-    alpha, tau0 = fit.alpha_ms, fit.tau0_ms
-    if alpha <= 0:
-        raise ValueError(f"the offline batch time does not grow with the batch size "
-                         f"(fitted α = {alpha:.4g} ms per request): no batching model fits it")
-    tau0 = max(tau0, 0.0)
-    theta = transfer_time_ms(profile)
-    per_ms, method = _throughput_per_ms(n, alpha, tau0, b_max, theta, int(instances))
+    k = int(instances)
+    if terms == "whole_table":
+        fit = profile.fit()
+        alpha, tau0 = fit.alpha_ms, fit.tau0_ms
+        if alpha <= 0:
+            raise ValueError(f"the offline batch time does not grow with the batch size "
+                             f"(fitted α = {alpha:.4g} ms per request): no batching model "
+                             f"fits it")
+        tau0, theta = max(tau0, 0.0), transfer_time_ms(profile)
+        extra = dict(assumptions=WHOLE_TABLE_ASSUMPTIONS, terms=terms)
+        r2, factor = fit.r2, 1.0
+    else:
+        t = identify_online_terms(profile, k, breakdown)
+        alpha, tau0, r2, theta, factor = (t.alpha_ms, t.tau0_ms, t.r2, t.transfer_ms,
+                                          t.sharing_factor)
+        extra = dict(terms=terms, sharing_factor=factor, gpu_share=t.gpu_share,
+                     saturation_batch=t.saturation_batch, identified=t.identified,
+                     assumed=t.assumed)
+        if band and t.gpu_share is None and k > 1:
+            extra["throughput_low_per_s"] = 1000.0 * _throughput_per_ms(
+                n, alpha * k, tau0 * k, b_max, theta, k)[0]
+            extra["throughput_high_per_s"] = 1000.0 * _throughput_per_ms(
+                n, alpha, tau0, b_max, theta, k)[0]
+    per_ms, method = _throughput_per_ms(n, alpha * factor, tau0 * factor, b_max, theta, k)
     per_s = 1000.0 * per_ms
     latency = 1000.0 * n / per_s
     return OnlinePrediction(n_clients=n, throughput_per_s=per_s, mean_latency_ms=latency,
-                            alpha_ms=alpha, tau0_ms=tau0, r2=fit.r2, transfer_ms=theta,
-                            instances=int(instances), b_max=b_max, method=method,
-                            label=profile.label)
+                            alpha_ms=alpha, tau0_ms=tau0, r2=r2, transfer_ms=theta,
+                            instances=k, b_max=b_max, method=method, label=profile.label,
+                            **extra)
 
 
 def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances) -> tuple:
@@ -121,19 +162,27 @@ def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances) -> t
     return per_ms, "; ".join(used)
 
 
-def predict_online(offline_text, n_clients, *, instances=1, b_max=None,
-                   table=None) -> OnlinePrediction:
+def predict_online(offline_text, n_clients, *, instances=1, b_max=None, table=None,
+                   breakdown_text=None, terms: str = "separated",
+                   band: bool = False) -> OnlinePrediction:
     """The online closed-loop run predicted from an offline batch sweep (the file's text).
 
     ``offline_text``: an offline table ``engine.measured.read_batch_profile`` reads
     (``table``: which one when the file holds several).  ``n_clients``: concurrencies
     (array-like of whole numbers).  ``instances``: model instances sharing the queue;
-    ``b_max``: the dynamic batcher's max batch size (None: unlimited).  Returns
-    throughput (requests/s) and mean latency (ms) at each concurrency, the fitted
-    parameters and the assumptions (``ASSUMPTIONS``).
+    ``b_max``: the dynamic batcher's max batch size (None: unlimited).
+    ``breakdown_text``: optionally a concurrency-2 perf_analyzer run with its server-side
+    breakdown (``read_server_breakdown``), which measures the front end and the GPU share.
+    ``terms``: "separated" (issue 25: the terms of ``identify_online_terms``) or
+    "whole_table" (issue 15: the line through the whole table, independent instances).
+    ``band``: also the throughput at the two ends of the unknown GPU share (γ = 1 and
+    γ ≤ 1/K) where no breakdown measures it.  Returns throughput (requests/s) and mean
+    latency (ms) at each concurrency, the terms and the assumptions.
     """
+    breakdown = None if breakdown_text is None else read_server_breakdown(breakdown_text)
     return predict_profile_online(read_batch_profile(offline_text, table=table), n_clients,
-                                  instances=instances, b_max=b_max)
+                                  instances=instances, b_max=b_max, breakdown=breakdown,
+                                  terms=terms, band=band)
 
 
 @dataclass(frozen=True)
@@ -185,12 +234,16 @@ def _worst(n, errors) -> tuple[float, float]:
 
 
 def compare_profile_online(profile: MeasuredBatchProfile, sweep: MeasuredConcurrencySweep,
-                           *, instances=None, b_max=None) -> OnlineComparison:
+                           *, instances=None, b_max=None, breakdown=None,
+                           terms: str = "separated", band: bool = False) -> OnlineComparison:
     """Predict ``sweep`` (its concurrencies, and its model instances and max batch size
-    unless given) from ``profile`` and compare row by row."""
+    unless given) from ``profile`` and compare row by row.  The prediction sees the
+    sweep's concurrencies, instances and b_max only, never its measured numbers."""
     instances = instances if instances is not None else (sweep.model_instances or 1)
     b_max = b_max if b_max is not None else sweep.max_batch_size
-    pred = predict_profile_online(profile, sweep.concurrency, instances=instances, b_max=b_max)
+    pred = predict_profile_online(profile, np.array(sweep.concurrency, dtype=float),
+                                  instances=instances, b_max=b_max, breakdown=breakdown,
+                                  terms=terms, band=band)
     return OnlineComparison(
         label=sweep.label, concurrency=sweep.concurrency,
         measured_throughput_per_s=sweep.throughput_per_s,
@@ -200,19 +253,23 @@ def compare_profile_online(profile: MeasuredBatchProfile, sweep: MeasuredConcurr
         latency_error=pred.mean_latency_ms / sweep.mean_latency_ms - 1.0, prediction=pred)
 
 
-def compare_online(offline_text, online_text, *, instances=None,
-                   b_max=None) -> tuple[OnlineComparison, ...]:
+def compare_online(offline_text, online_text, *, instances=None, b_max=None,
+                   breakdown_text=None, terms: str = "separated",
+                   band: bool = False) -> tuple[OnlineComparison, ...]:
     """Every online table of ``online_text`` beside the prediction from the offline table of
     the same deployment in ``offline_text`` (matched on the GPU and configuration; the
     online table's model instances and max batch size unless given).  ``ValueError``
-    when no table of one file matches a table of the other."""
+    when no table of one file matches a table of the other.  ``breakdown_text``,
+    ``terms``, ``band``: as ``predict_online``."""
     profiles = read_batch_profiles(offline_text)
     sweeps = read_concurrency_sweeps(online_text)
+    breakdown = None if breakdown_text is None else read_server_breakdown(breakdown_text)
     out = []
     for sweep in sweeps:
         profile = _matching(profile_list=profiles, sweep=sweep)
         if profile is not None:
-            out.append(compare_profile_online(profile, sweep, instances=instances, b_max=b_max))
+            out.append(compare_profile_online(profile, sweep, instances=instances, b_max=b_max,
+                                              breakdown=breakdown, terms=terms, band=band))
     if not out:
         raise ValueError("no online table matches an offline table: expected the same GPU "
                          f"in both (offline: {', '.join(p.label for p in profiles)}; online: "

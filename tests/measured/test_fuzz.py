@@ -6,7 +6,8 @@ message, never another exception.  ``FUZZED`` maps each public name to its test
 (checked by tests/test_fuzz_contract.py)."""
 import json
 
-from engine.measured import online, parsing, profiles, results, sweeps, traces, vllm
+from engine.measured import (online, online_terms, parsing, profiles, results, sweeps, traces,
+                             vllm)
 from engine.measured import requests as request_records
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
 from tests.measured import samples as S
@@ -326,6 +327,58 @@ def test_model_analyzer_comparison(alpha, tau0, caps, n, q):
         line_table(alpha, tau0, caps)))
 
 
+# ============================================================ engine.measured.online_terms
+
+def breakdown_text(rows) -> str:
+    """A perf_analyzer -f CSV (µs) of rows (N, front µs, input µs, infer µs, output µs)."""
+    return ("Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,"
+            "Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,"
+            "p99 latency\n" + "".join(
+                f"{n},{1e6 * n / (f + i + x + o)!r},0,{f!r},0,{i!r},{x!r},{o!r},0,"
+                f"{f + i + x + o!r}\n" for n, f, i, x, o in rows))
+
+
+@fuzz(ONLINE_CASES)
+@given(st.floats(0.01, 10.0), st.floats(0.0, 50.0),
+       st.lists(st.integers(1, 256), min_size=2, max_size=8, unique=True),
+       st.integers(1, 8), st.floats(1.0, 1e4), st.floats(0.0, 1e4), st.floats(1.0, 1e5),
+       st.floats(0.0, 1e4), st.integers(1, 4), junk())
+def test_online_terms(alpha, tau0, sizes, instances, front, c_in, c_infer, c_out, n_low,
+                      garbage):
+    """identify_online_terms on an exact line: α and τ0 recovered, the saturation batch the
+    largest (the throughput of a line only grows), no excess; without a breakdown the
+    GPU share is assumed (one sentence) when K > 1 and the factor is K/(1 + ln K); with a
+    perf_analyzer breakdown read by read_server_breakdown the front end and
+    γ = infer/(input + infer + output) are the file's (µs → ms) and the factor max(1, Kγ);
+    sharing_factor refuses K < 1 and γ outside [0, 1]; any text: a ServerBreakdown or a
+    ValueError."""
+    profile = profiles.read_batch_profile(offline_text(line_table(alpha, tau0, sizes)))
+    t = online_terms.identify_online_terms(profile, instances)
+    assert isinstance(t, online_terms.OnlineTerms)
+    assert close(t.alpha_ms, alpha, 1e-6) and abs(t.tau0_ms - tau0) <= 1e-6 * (1 + tau0)
+    assert t.saturation_batch == max(sizes) and t.excess_ms <= 1e-9 * (alpha + tau0)
+    assert t.gpu_share is None and len(t.assumed) == (instances > 1)
+    assert close(t.sharing_factor, instances / (1 + np.log(instances)), 1e-12)
+    tally(online_terms.identify_online_terms)
+    text = breakdown_text([(n_low, front, c_in, c_infer, c_out), (64, 1.0, 1.0, 1.0, 1.0)])
+    b = online_terms.read_server_breakdown(text)
+    assert isinstance(b, online_terms.ServerBreakdown) and b.concurrency == n_low
+    assert close(b.front_end_ms, front / 1000, 1e-9)
+    gamma = c_infer / (c_in + c_infer + c_out)
+    assert close(b.gpu_share, gamma, 1e-9)
+    tally(online_terms.read_server_breakdown)
+    m = online_terms.identify_online_terms(profile, instances, b)
+    assert m.assumed == () and close(m.transfer_ms, front / 1000, 1e-9)
+    assert close(m.sharing_factor, max(1.0, instances * gamma), 1e-9)
+    assert close(online_terms.sharing_factor(instances, gamma), m.sharing_factor, 1e-9)
+    tally(online_terms.sharing_factor)
+    raises_naming("instances", online_terms.sharing_factor, 0)
+    raises_naming("gpu_share", online_terms.sharing_factor, 2, 1.5)
+    raises_naming("concurrency", online_terms.read_server_breakdown,
+                  breakdown_text([(64, front, c_in, c_infer, c_out)]))
+    read_or_refuse(online_terms.read_server_breakdown, garbage)
+
+
 # ============================================================ engine.measured.requests
 
 REQUEST_TIMES = st.floats(0.0, 1e5, allow_nan=False, allow_infinity=False, allow_subnormal=False)
@@ -457,6 +510,11 @@ FUZZED = {
               "RequestTrace": (test_traces, "read_trace"),
               "VllmBenchResult": (test_vllm_bench, "read_vllm_bench"),
               "RequestRecords": (test_request_records, "read_request_records")},
+    online_terms: {"identify_online_terms": test_online_terms,
+                   "read_server_breakdown": test_online_terms,
+                   "sharing_factor": test_online_terms,
+                   "ServerBreakdown": (test_online_terms, "read_server_breakdown"),
+                   "OnlineTerms": (test_online_terms, "identify_online_terms")},
     online: {"predict_online": test_online_prediction,
              "predict_profile_online": test_online_prediction,
              "transfer_time_ms": test_online_prediction,

@@ -67,16 +67,34 @@ def test_errors_are_recomputed_from_the_raw_columns(comparisons):
         assert np.allclose(n, c.predicted_throughput_per_s * c.predicted_latency_ms / 1000)
 
 
-def test_one_server_without_the_front_end_is_far_worse(comparisons):
-    """The issue's finding: one server with τ[b] fitted to the offline latency predicts the
-    online throughput 39-52 % low.  Reproduced (median error below −35 % on every GPU):
+@pytest.fixture(scope="module")
+def whole_table():
+    return compare_online(real_file(OFFLINE), real_file(ONLINE), terms="whole_table")
+
+
+def test_one_server_without_the_front_end_is_far_worse(whole_table):
+    """The issue-15 finding: one server with τ[b] fitted to the whole offline table predicts
+    the online throughput 39-52 % low.  Reproduced (median error below −35 % on every GPU):
     the instances and the front end are what the model adds."""
-    for c in comparisons:
+    for c in whole_table:
         fit = c.prediction
         one = closed_loop(c.concurrency, fit.alpha_ms, fit.tau0_ms, b_max=128)
         err = 1000 * one.throughput / c.measured_throughput_per_s - 1
         assert np.median(err) < -0.35
         assert np.median(np.abs(err)) > 2 * c.median_abs_throughput_error
+
+
+def test_whole_table_terms_answer_as_before(whole_table):
+    """terms="whole_table" is the issue-15 model, unchanged: α and τ0 of the line through
+    the whole table, the sharing factor 1, and its published errors (throughput median
+    7.6 / 7.0 / 6.0 / 15.1 %, max 13.4 / 30.9 / 69.3 / 28.4 % on A40 / A100 / V100 / T4)."""
+    medians = [0.076, 0.070, 0.060, 0.151]
+    maxima = [0.134, 0.309, 0.693, 0.284]
+    for c, med, top in zip(whole_table, medians, maxima):
+        fit = read_batch_profile(real_file(OFFLINE), table=c.prediction.label).fit()
+        assert c.prediction.alpha_ms == fit.alpha_ms and c.prediction.sharing_factor == 1.0
+        assert c.median_abs_throughput_error == pytest.approx(med, abs=0.0015)
+        assert c.max_abs_throughput_error == pytest.approx(top, abs=0.0015)
 
 
 def test_transfer_time_is_the_small_batch_slope():
@@ -106,7 +124,8 @@ def test_one_instance_prediction_against_the_simulator(n):
     sim = simulate_closed_loop(n, pred.alpha_ms, pred.tau0_ms, 128, pred.transfer_ms, 1,
                                n_batches=40_000, think="exponential",
                                rng=np.random.default_rng(7))
-    assert abs(pred.throughput_per_s[0] / 1000 - sim.throughput) <= 4 * sim.ci95_throughput
+    tolerance = max(4 * sim.ci95_throughput, 1e-5 * sim.throughput)   # a cycle: CI ≈ 0
+    assert abs(pred.throughput_per_s[0] / 1000 - sim.throughput) <= tolerance
 
 
 def test_several_instances_are_simulated_reproducibly():
@@ -117,23 +136,18 @@ def test_several_instances_are_simulated_reproducibly():
     b = predict_profile_online(a100_profile(), [16, 64, 256], instances=2, b_max=128)
     assert np.array_equal(a.throughput_per_s, b.throughput_per_s)
     assert a.method.endswith("batches per concurrency)")
-    approx = closed_loop(a.n_clients, a.alpha_ms, a.tau0_ms, b_max=128,
+    f = a.sharing_factor
+    approx = closed_loop(a.n_clients, f * a.alpha_ms, f * a.tau0_ms, b_max=128,
                          think_time=a.transfer_ms, instances=2)
     assert np.allclose(a.throughput_per_s, 1000 * approx.throughput, rtol=0.20)
 
 
 def test_the_worst_rows(comparisons):
-    """Issue goal: max |throughput error| ≤ 35 % per GPU.  Met on A40, A100 and T4; on
-    V100 only the N = 16 row misses it (measured 1,680/s there against 2,760/s at N = 32:
-    3.3 ms of network time per request at N = 16, a front-end cost the offline table
-    does not show); every other V100 row is within 35 %."""
+    """Issue 25: max |throughput error| ≤ 30 % per GPU, and median ≤ 15 %; the whole-table
+    model missed the max on A100 and V100 (+31 %, +69 % at N = 16)."""
     for c in comparisons:
-        worst = np.abs(c.throughput_error)
-        if "V100" in c.label:
-            assert c.concurrency[np.argmax(worst)] == 16
-            assert worst[c.concurrency > 16].max() <= 0.35
-        else:
-            assert worst.max() <= 0.35, c.label
+        assert c.max_abs_throughput_error <= 0.30, c.label
+        assert c.median_abs_throughput_error <= 0.15, c.label
 
 
 def test_predict_online_reads_the_text_like_the_profile():
@@ -143,9 +157,15 @@ def test_predict_online_reads_the_text_like_the_profile():
     a = predict_online(text, [1, 4, 16], instances=2, b_max=8)
     b = predict_profile_online(read_batch_profile(text), [1, 4, 16], instances=2, b_max=8)
     assert np.array_equal(a.throughput_per_s, b.throughput_per_s)
-    # N = 1: one request alone, τ[1] + θ per round trip
+    # N = 1: one request alone, τ[1] (stretched by the sharing factor: applied at every
+    # load) + θ per round trip; one instance: no stretch
+    f = a.sharing_factor
+    assert f == pytest.approx(2 / (1 + np.log(2)))
     assert a.throughput_per_s[0] == pytest.approx(
-        1000 / (a.alpha_ms + a.tau0_ms + a.transfer_ms), rel=1e-9)
+        1000 / (f * (a.alpha_ms + a.tau0_ms) + a.transfer_ms), rel=1e-9)
+    one = predict_online(text, [1], instances=1, b_max=8)
+    assert one.throughput_per_s[0] == pytest.approx(
+        1000 / (one.alpha_ms + one.tau0_ms + one.transfer_ms), rel=1e-9)
     with pytest.raises(ValueError, match="n_clients"):
         predict_online(text, [0, 3])
     with pytest.raises(ValueError, match="instances"):

@@ -1,0 +1,188 @@
+"""The terms of the online prediction, separated: what each one is, where it comes from.
+
+An offline perf_analyzer table (concurrency 1, one model instance, a request of b
+inputs) mixes three costs in one latency per batch:
+
+* the instance's **batch time** τ[b] = αb + τ0 (framework and GPU work on the batch),
+  which dynamic batching amortises;
+* the **serial transfer** of a large request: past the batch where the offline
+  throughput peaks (the GPU is saturated), the latency grows faster than the GPU
+  work, because the b inputs of one request travel and are unpacked one after
+  another.  Online every request carries one input: that excess never occurs;
+* the **per-request front end** (sending one input, handling the reply): a delay per
+  request, overlapped across the clients' connections.
+
+and one cost it cannot show at all: how much of an instance's batch time holds the
+GPU (the **GPU share** γ).  Online, an instance's non-GPU work overlaps the other
+instances' GPU work; the GPU work does not overlap.  ``identify_online_terms`` reads
+each term off the offline table where the table shows it, says which terms are
+assumed, and takes a concurrency-2 perf_analyzer run with its server-side breakdown
+(``read_server_breakdown``) to measure the two the table cannot: the front end and γ.
+Derivation and checks: docs/models/measured.md, "Offline to online".
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.domains import GPU_SHARE
+from ..fit import fit_batch_profile
+from .results import MeasuredBatchProfile, MeasuredConcurrencySweep
+from .sweeps import read_concurrency_sweep
+
+TRANSFER_BATCHES = 4          # the front-end time is the latency's slope over b ≤ this
+BREAKDOWN_MAX_CONCURRENCY = 4  # the breakdown row is read at the lowest concurrency ≤ this
+SERVER_PARTS = ("server_compute_input", "server_compute_infer", "server_compute_output")
+FRONT_PARTS = ("client_send", "network_server_send_recv", "client_recv")
+
+
+@dataclass(frozen=True)
+class ServerBreakdown:
+    """One low-concurrency perf_analyzer row's breakdown (ms per request)."""
+
+    concurrency: float
+    front_end_ms: float                 # client send + network/server send-recv + client recv
+    compute_input_ms: float
+    compute_infer_ms: float
+    compute_output_ms: float
+    label: str
+
+    @property
+    def gpu_share(self) -> float:
+        """γ = compute infer / (compute input + infer + output)."""
+        total = self.compute_input_ms + self.compute_infer_ms + self.compute_output_ms
+        return float(self.compute_infer_ms / total)
+
+
+@dataclass(frozen=True)
+class OnlineTerms:
+    """The separated terms of one offline table (and, where given, a breakdown run)."""
+
+    alpha_ms: float                     # instance batch time per input (up to saturation)
+    tau0_ms: float                      # instance batch time per batch
+    r2: float                           # of that line
+    saturation_batch: int               # the batch of peak offline throughput
+    excess_ms: float                    # serial transfer past saturation, per input at the largest b
+    transfer_ms: float                  # mean front-end time per request
+    gpu_share: float | None             # γ; None: not identified
+    sharing_factor: float               # an instance's batch time stretched by GPU sharing
+    identified: tuple                   # plain sentences: terms read off the data
+    assumed: tuple                      # plain sentences: terms assumed
+
+
+def sharing_factor(instances: int, gpu_share: float | None = None) -> float:
+    """How much K instances sharing one GPU stretch each one's batch time at saturation:
+    max(1, K·γ) (the GPU runs one batch at a time; the rest of a batch overlaps the
+    other instances' GPU work).  ``gpu_share`` None (unknown): the capacity averaged
+    over γ uniform on [0, 1], E[1/max(1, Kγ)] = (1 + ln K)/K, as one factor K/(1 + ln K)."""
+    k = int(instances)
+    if k < 1:
+        raise ValueError(f"instances must be a whole number ≥ 1, got {instances!r}")
+    if gpu_share is None:
+        return k / (1.0 + math.log(k))
+    g = float(GPU_SHARE.check(gpu_share))
+    return max(1.0, k * g)
+
+
+def _saturation_line(profile: MeasuredBatchProfile) -> tuple:
+    """(α ms, τ0 ms, R², saturation batch, excess ms per input at the largest batch):
+    the line fitted to the offline batch times over b ≤ the batch of peak throughput
+    (the two smallest batches at least), and how far above that line the largest
+    batch's time per input lies (≥ 0: the serial transfer past saturation)."""
+    b, tau, x = profile.batch_size, profile.batch_time_ms, profile.throughput_per_s
+    peak = b[x >= x.max() * (1.0 - 1e-9)].max()   # ties (float noise): the largest batch
+    keep = b <= peak
+    if keep.sum() < 2:
+        keep = np.isin(b, np.sort(b)[:2])
+    fit = fit_batch_profile(b[keep], x[keep])
+    top = int(np.argmax(b))
+    excess = max(0.0, float((tau[top] - fit.alpha_ms * b[top] - fit.tau0_ms) / b[top]))
+    return fit.alpha_ms, fit.tau0_ms, fit.r2, int(peak), excess
+
+
+def _front_end_ms(profile: MeasuredBatchProfile) -> float:
+    """One input's transfer time (ms): the least-squares slope of the offline batch time
+    over the batches b ≤ ``TRANSFER_BATCHES`` (the two smallest batches when fewer),
+    floored at 0."""
+    b, tau = profile.batch_size, profile.batch_time_ms
+    small = b <= TRANSFER_BATCHES
+    if small.sum() < 2:
+        small = np.argsort(b)[:2]
+    slope = np.polyfit(b[small], tau[small], 1)[0]
+    return float(max(slope, 0.0))
+
+
+def read_server_breakdown(text) -> ServerBreakdown:
+    """The lowest-concurrency row (≤ ``BREAKDOWN_MAX_CONCURRENCY``) of a perf_analyzer run
+    with its server-side breakdown (``perf_analyzer -f`` CSV, µs; or a DeepLearningExamples
+    online table, ms): ``ValueError`` when the file has no breakdown or no such row."""
+    return _breakdown_of(read_concurrency_sweep(text))
+
+
+def _breakdown_of(sweep: MeasuredConcurrencySweep) -> ServerBreakdown:
+    """``read_server_breakdown`` of a parsed sweep."""
+    parts = sweep.breakdown_ms
+    if parts is None or any(k not in parts for k in SERVER_PARTS):
+        raise ValueError("the run has no server-side breakdown (compute input, infer, "
+                         "output): run perf_analyzer with -f and a Triton server")
+    low = np.flatnonzero(sweep.concurrency <= BREAKDOWN_MAX_CONCURRENCY)
+    if low.size == 0:
+        raise ValueError(f"no row at concurrency ≤ {BREAKDOWN_MAX_CONCURRENCY} (the run's "
+                         f"lowest is {sweep.concurrency.min():g}): the breakdown must come "
+                         f"from a run where the instances rarely share the GPU")
+    i = int(low[0])
+    compute = [float(parts[k][i]) for k in SERVER_PARTS]
+    if sum(compute) <= 0:
+        raise ValueError("the breakdown's compute input + infer + output is 0 ms")
+    front = sum(float(parts[k][i]) for k in FRONT_PARTS if k in parts)
+    return ServerBreakdown(concurrency=float(sweep.concurrency[i]), front_end_ms=front,
+                           compute_input_ms=compute[0], compute_infer_ms=compute[1],
+                           compute_output_ms=compute[2], label=sweep.label)
+
+
+def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
+                          breakdown: ServerBreakdown | None = None) -> OnlineTerms:
+    """Each term of the online prediction from the offline ``profile`` (and ``breakdown``
+    where given), with which were identified and which assumed."""
+    alpha, tau0, r2, peak, excess = _saturation_line(profile)
+    if alpha <= 0:
+        raise ValueError(f"the offline batch time does not grow with the batch size "
+                         f"(fitted α = {alpha:.4g} ms per request): no batching model fits it")
+    tau0 = max(tau0, 0.0)
+    largest = int(profile.batch_size.max())
+    identified = [
+        f"Instance batch time τ[b] = {alpha:.4g}·b + {tau0:.4g} ms: the offline line up to "
+        f"b = {peak}, where the offline throughput peaks (R² {r2:.4f})."
+        + ("" if peak == largest else
+           f" Past it the offline time per input grows by the serial transfer of the large "
+           f"request ({excess:.3g} ms per input at b = {largest}), which online requests of "
+           f"one input never pay: left out."),
+    ]
+    assumed = []
+    if breakdown is None:
+        theta = _front_end_ms(profile)
+        identified.append(f"Front-end time per request {theta:.3g} ms: the offline latency's "
+                          f"slope over b ≤ {TRANSFER_BATCHES} (one more input sent).")
+        gamma = None
+        if instances > 1:
+            assumed.append(
+                f"GPU share γ of an instance's batch time: not in the offline table (one "
+                f"instance never shares the GPU). Taken uniform on [0, 1]: the {instances} "
+                f"instances' capacity averaged over it, as if each batch took "
+                f"{sharing_factor(instances):.3g}× τ[b]. A concurrency-2 perf_analyzer run "
+                f"with its server-side breakdown measures it.")
+    else:
+        theta = breakdown.front_end_ms
+        gamma = breakdown.gpu_share
+        identified.append(f"Front-end time per request {theta:.3g} ms: client send + network "
+                          f"+ client receive at concurrency {breakdown.concurrency:g} "
+                          f"(the breakdown run).")
+        identified.append(f"GPU share γ = {gamma:.3g}: compute infer / (compute input + infer "
+                          f"+ output) at concurrency {breakdown.concurrency:g}.")
+    factor = sharing_factor(instances, gamma)
+    return OnlineTerms(alpha_ms=alpha, tau0_ms=tau0, r2=r2, saturation_batch=peak,
+                       excess_ms=excess, transfer_ms=theta, gpu_share=gamma,
+                       sharing_factor=factor, identified=tuple(identified),
+                       assumed=tuple(assumed))
