@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.core.domains import PIPE_C, PIPE_K, RATE_PER_S
+from engine.core.domains import PIPE_C, PIPE_K, PIPE_LOAD_FRACTION, PIPE_SPEEDUP, RATE_PER_S
 from engine.presets import GpuSpec
 from ui import arrivals_input as arr
 from ui import share
@@ -27,11 +27,11 @@ FIELDS = [
     share.Field("peak_tflops", 19.5, float, 0.001, 1e5),
     share.Field("workload", "job_1mib_double_buffered", str, choices=tuple(WORKLOADS)),
     share.Field("load_mode", "frac", str, choices=("frac", "rate")),
-    share.Field("frac", 0.8, float, 0.01, 0.99),
+    share.Field("frac", 0.8, float, 0.01, 0.99, domain=PIPE_LOAD_FRACTION),
     share.Field("rate_per_s", 10000.0, float, 0.001, 1e9, domain=RATE_PER_S),
     share.Field("K", 2, int, high=64, domain=PIPE_K),
     share.Field("units", 8, int, high=128, domain=PIPE_C),
-    share.Field("cpu_speedup", 1.0, float, 0.01, 1000.0),
+    share.Field("cpu_speedup", 1.0, float, 0.01, 1000.0, domain=PIPE_SPEEDUP),
     share.Field("blocking", "before", str, choices=("before", "after")),
     *arr.FIELDS,
     share.Field("simulate", False, bool),

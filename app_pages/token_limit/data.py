@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import token_limit
+from engine.core.domains import PROFILE_A_S, PROFILE_C_S
 from engine.fit import fit_token_latency, fit_token_latency_with_input
 from engine.measured import read_vllm_bench
 from engine.presets import token_latency_profiles
@@ -27,8 +28,8 @@ AT_STREAM = 99              # seed stream of the simulations at one limit (answe
 SIM_JOBS = 100_000
 SIM_MAX_LOAD = token_limit.SIM_MAX_LOAD   # no simulation without impatience closer to saturation
 MAX_NO_LIMIT_TOKENS = token_limit.NO_LIMIT_MAX_TOKENS
-A_S_BOUNDS = (1e-4, 1.0)       # a (s per output token) and c (s) the page accepts: the
-C_S_BOUNDS = (0.0, 60.0)       # bounds of inputs.A_S and inputs.C_S_FIELD
+A_S_BOUNDS = (PROFILE_A_S.low, PROFILE_A_S.high)   # a (s per output token) and c (s) the page
+C_S_BOUNDS = (PROFILE_C_S.low, PROFILE_C_S.high)   # takes: inputs.A_S and inputs.C_S_FIELD
 
 
 @memo(CACHE_SIZE)
@@ -53,7 +54,7 @@ def vllm_profile(digest: str, _data: bytes) -> dict:
     keyed by its ``digest``): {"a_s", "c_s", "result", "digest"}; ``ValueError`` if it
     is not one or a and c lie outside the page's bounds."""
     result = read_vllm_bench(decode_text(_data))
-    a, c = token_limit.profile_from_bench(result, A_S_BOUNDS, C_S_BOUNDS)
+    a, c = token_limit.profile_from_bench(result)
     return {"a_s": a, "c_s": c, "result": result, "digest": digest}
 
 

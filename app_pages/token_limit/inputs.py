@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, N_MAX, PATIENCE_S,
-                                 THETA)
+from engine.core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOAD_RHO, LOSS_COST, N_MAX,
+                                 PATIENCE_S, THETA)
 from engine.token_limit import rate_at_load
 from app_pages.token_limit import data, views
 from ui import arrivals_input as arr
@@ -25,7 +25,7 @@ A_S = share.Field("a_s", 0.023087, float, *data.A_S_BOUNDS, domain=A_S_PER_TOKEN
 C_S_FIELD = share.Field("c_s", 0.49, float, *data.C_S_BOUNDS, domain=C_S)
 LOAD_MODE = share.Field("load_mode", "rate", str, choices=("rate", "rho"))
 LAM = share.Field("lam_per_s", 0.025, float, 1e-4, 100.0, domain=LAM_PER_S)
-RHO = share.Field("rho", 0.82, float, 0.01, 3.0)
+RHO = share.Field("rho", 0.82, float, 0.01, 3.0, domain=LOAD_RHO)
 N_LO = share.Field("n_lo", 100, int, 1, 100_000, domain=N_MAX)
 N_HI = share.Field("n_hi", 4000, int, 2, 100_000, domain=N_MAX)
 LIMIT = share.Field("limit", 1600, int, 1, 100_000, domain=N_MAX)

@@ -356,3 +356,33 @@ SERVER_GPUS = Domain("gpus", "GPUs", low=1.0, high=4096.0, integer=True, typical
 # Offline to online prediction, separated terms (engine/measured/online_terms.py)
 GPU_SHARE = Domain("gpu_share", "fraction", low=0.0, high=1.0, typical=(0.2, 1.0),
                    description="share of a model instance's batch time that holds the GPU")
+
+# CPU-GPU pipeline (May & Voigt 2010), its spec mapping, simulator and page
+# (engine/pipeline/); rates per ms
+PIPE_JOB_SIZE_BYTES = Domain("job_size_bytes", "bytes", low=0.0, low_open=True,
+                             typical=(1e3, 1e8), description="bytes one pipeline job carries")
+PIPE_FLOPS_PER_BYTE = Domain("flops_per_byte", "FLOP per byte", low=0.0, low_open=True,
+                             typical=(1.0, 1024.0),
+                             description="operations per byte of a job (its intensity)")
+PIPE_SPEEDUP = Domain("factor", "", low=0.0, low_open=True, typical=(0.1, 100.0),
+                      description="how many times faster the host stage runs")
+PIPE_LOAD_FRACTION = Domain("fraction", "", low=0.0, typical=(0.01, 0.99),
+                            description="a load as a fraction of the exact capacity")
+PIPE_SIM_LAM = Domain("lam", "jobs per time unit", low=0.0, low_open=True,
+                      typical=(0.1, 10.0),
+                      description="arrival rate of a simulated run (positive and finite)")
+# LLM token limits (Yang et al. §III): engine/token_limit/; times in s, lengths in tokens
+SIM_LAM_PER_S = Domain("lam", "requests per s", low=0.0, low_open=True, typical=(0.001, 0.1),
+                       description="arrival rate of a simulated run (positive and finite)")
+FINITE_N_MAX = Domain("n_max", "tokens", low=1.0, integer=True, typical=(1, 4000),
+                      description="a token limit on a curve (finite)")
+LOAD_RHO = Domain("rho", "", low=0.0, allow_inf=True, typical=(0.0, 1.0),
+                  description="offered load ρ = λE[S]")
+MEAN_TOKENS = Domain("mean_tokens", "tokens", low=1.0, allow_inf=True, typical=(1.0, 4000.0),
+                     description="mean output tokens a request asks")
+PROFILE_A_S = Domain("a_s", "s per token", low=1e-4, high=1.0, typical=(0.005, 0.05),
+                     description="time per output token of a latency profile a page takes "
+                                 "(a vLLM benchmark's mean TPOT)")
+PROFILE_C_S = Domain("c_s", "s", low=0.0, high=60.0, typical=(0.0, 2.0),
+                     description="fixed time per request of a latency profile a page takes "
+                                 "(a vLLM benchmark's mean TTFT)")

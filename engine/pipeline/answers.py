@@ -9,8 +9,9 @@ import warnings
 
 import numpy as np
 
+from ..core.domains import PIPE_LOAD_FRACTION, RATE_PER_S
 from ..core.renamed import REMOVED_IN, renamed_attribute
-from ..core.units import MS_PER_S, per_ms_from_per_s, per_s_from_per_ms
+from ..core.units import MS_PER_S, per_ms_from_per_s, per_s_from_per_ms  # noqa: F401
 from .specs import PipelineRates
 from .exact import Tandem
 
@@ -101,8 +102,8 @@ def load_per_ms(capacity_per_ms: float, mode: str, fraction: float,
     if mode not in LOAD_MODES:
         raise ValueError(f"mode must be 'frac' or 'rate', got {mode!r}")
     if mode == "frac":
-        return float(capacity_per_ms) * float(fraction)
-    return float(per_ms_from_per_s(rate_per_s))
+        return float(capacity_per_ms) * float(PIPE_LOAD_FRACTION.check(fraction))
+    return float(per_ms_from_per_s(RATE_PER_S.check(rate_per_s)))
 
 
 @dataclass(frozen=True)

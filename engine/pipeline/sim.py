@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
-from ..core.domains import (LAM, N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM,
-                            WARMUP)
+from ..core.domains import (N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM,
+                            PIPE_SIM_LAM, WARMUP)
 from ..core.jit import BACKEND, choose, compiled
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 from .checks import blocking_rule, single_integer
@@ -165,9 +165,7 @@ def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=
     ``lam`` is ignored.
     """
     if arrivals is None:
-        lam = float(LAM.check(lam))
-        if not 0.0 < lam < np.inf:
-            raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+        lam = float(PIPE_SIM_LAM.check(lam))
     mu = [float(d.check(x)) for d, x in ((PIPE_MU_CPU, mu_cpu), (PIPE_MU_MEM, mu_mem),
                                          (PIPE_MU_CU, mu_cu))]
     K, c = single_integer(K, PIPE_K), single_integer(c, PIPE_C)

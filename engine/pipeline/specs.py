@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
-from ..core.domains import PIPE_C, PIPE_K
+from ..core.domains import (PARALLEL_FRACTION, PIPE_C, PIPE_FLOPS_PER_BYTE, PIPE_JOB_SIZE_BYTES,
+                            PIPE_K, PIPE_SPEEDUP, REUSE_FACTOR)
 from .checks import single_integer
 from .exact import Tandem, tandem
 
@@ -60,18 +59,10 @@ def rates_from_specs(spec, workload) -> PipelineRates:
     * K = ``memory_slots`` jobs fit in global memory (checked: K·S ≤ memory).
     * All times exponential with these means (the model's assumption).
     """
-    s = float(workload.job_size_bytes)
-    intensity = float(workload.flops_per_byte)
-    f = float(workload.parallel_fraction)
-    reuse = float(workload.reuse_factor)
-    if not s > 0:
-        raise ValueError(f"job_size_bytes must be positive, got {s:g}")
-    if not intensity > 0:
-        raise ValueError(f"flops_per_byte must be positive, got {intensity:g}")
-    if not 0.0 < f <= 1.0:
-        raise ValueError(f"parallel_fraction must be in (0, 1], got {f:g}")
-    if not reuse >= 1.0:
-        raise ValueError(f"reuse_factor must be at least 1, got {reuse:g}")
+    s = float(PIPE_JOB_SIZE_BYTES.check(workload.job_size_bytes))
+    intensity = float(PIPE_FLOPS_PER_BYTE.check(workload.flops_per_byte))
+    f = float(PARALLEL_FRACTION.check(workload.parallel_fraction))
+    reuse = float(REUSE_FACTOR.check(workload.reuse_factor))
     peaks = {"fp32": spec.fp32_peak_TFLOP_per_s, "fp16": spec.fp16_peak_TFLOP_per_s}
     if workload.precision not in peaks:
         raise ValueError(f"precision must be 'fp32' or 'fp16', got {workload.precision!r}")
@@ -109,7 +100,5 @@ def group_compute_units(rates: PipelineRates, units: int) -> PipelineRates:
 def with_cpu_speedup(rates: PipelineRates, factor: float) -> PipelineRates:
     """The same pipeline with the CPU stage (host work and link) ``factor`` times faster:
     μ_cpu multiplied by ``factor`` (> 0), every other rate kept."""
-    factor = float(factor)
-    if not (factor > 0 and np.isfinite(factor)):
-        raise ValueError(f"factor must be a positive finite number, got {factor:g}")
+    factor = float(PIPE_SPEEDUP.check(factor))
     return replace(rates, mu_cpu=rates.mu_cpu * factor)

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
-from ..core.units import MS_PER_S, s_from_ms
-from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, PATIENCE_S, THETA, check_n_max
+from ..core.units import s_from_ms
+from ..core.domains import (A_S_PER_TOKEN, C_S, FINITE_N_MAX, LAM_PER_S, LOSS_COST, PATIENCE_S,
+                            PROFILE_A_S, PROFILE_C_S, THETA, check_n_max)
 from .formulas import (clipped_token_moments, largest_stable_limit, mean_utility, mean_wait,
                        utilization)
 from .patience import impatience
@@ -50,16 +51,14 @@ def limit_point(lam, a, c, dist, n_max, patience, method="exact") -> LimitPoint:
         mean_wait_served=float(imp.mean_wait_served))
 
 
-def profile_from_bench(result, a_range_s=(1e-4, 1.0), c_range_s=(0.0, 60.0)) -> tuple:
+def profile_from_bench(result) -> tuple:
     """(a, c) in s of the latency profile S = a·n + c read off a ``vllm bench serve``
     result (``engine.measured.read_vllm_bench``): a = its mean TPOT (time per output
     token after the first), c = its mean TTFT (time to first token), each converted
-    from ms; ``ValueError`` naming the one outside ``a_range_s`` or ``c_range_s``."""
-    a, c = float(s_from_ms(result.mean_tpot_ms)), float(s_from_ms(result.mean_ttft_ms))
-    for value, name, (low, high) in ((a, "mean TPOT", a_range_s), (c, "mean TTFT", c_range_s)):
-        if not low <= value <= high:
-            raise ValueError(f"{name} = {value * MS_PER_S:.4g} ms lies outside "
-                             f"{low * MS_PER_S:g}–{high * MS_PER_S:g} ms, the page's range")
+    from ms; ``ValueError`` naming the one outside its domain (``PROFILE_A_S``,
+    ``PROFILE_C_S``: the range a page takes)."""
+    a = float(PROFILE_A_S.check(s_from_ms(result.mean_tpot_ms), "mean TPOT (s)"))
+    c = float(PROFILE_C_S.check(s_from_ms(result.mean_ttft_ms), "mean TTFT (s)"))
     return a, c
 
 
@@ -117,9 +116,7 @@ def optimal_limit(lam, a, c, dist, theta, loss_cost=None, patience=None, *, meth
     if (loss_cost is None) != (patience is None):
         raise ValueError("loss_cost and patience must be given together (V2) or not at all (V1)")
     if candidates is not None:
-        cand = np.unique(check_n_max(candidates).ravel())
-        if not np.all(np.isfinite(cand)):
-            raise ValueError("candidates must be finite token limits")
+        cand = np.unique(FINITE_N_MAX.check(candidates, "candidates").ravel())
     if loss_cost is None:
         if candidates is None:
             top = int(min(token_laws.token_quantile(dist, 1.0 - 1e-6), token_laws.MAX_TOKEN_GRID))

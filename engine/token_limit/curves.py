@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
-from ..core.domains import check_n_max
+from ..core.domains import FINITE_N_MAX, check_n_max
 from ..core.two_moment import mean_wait_gg1
 from .formulas import (clipped_token_moments, largest_stable_limit, mean_requested_tokens,
                        mean_utility, mean_wait, service_moments, utilization)
@@ -36,9 +36,7 @@ def limit_curves(lam, a, c, dist, n_max, patience) -> LimitCurves:
     the plots can show how far the interpolation is off.  Scalar ``lam``, ``a``,
     ``c``, ``patience``; ``n_max`` a 1-d grid of finite limits.
     """
-    m = check_n_max(n_max).ravel()
-    if not np.all(np.isfinite(m)):
-        raise ValueError("n_max must be finite token limits for curves")
+    m = FINITE_N_MAX.check(n_max).ravel()
     return LimitCurves(
         n_max=m, load=np.asarray(utilization(lam, a, c, dist, m)),
         stable_limit=largest_stable_limit(lam, a, c, dist),
@@ -52,9 +50,10 @@ def limit_curves(lam, a, c, dist, n_max, patience) -> LimitCurves:
 def limit_grid(low_tokens: int, high_tokens: int, n_points: int = 33) -> np.ndarray:
     """About ``n_points`` (at least 2) whole token limits evenly from ``low_tokens`` to
     ``high_tokens`` (both kept; rounded, duplicates dropped), for curves over n_max."""
-    low, high = float(check_n_max(low_tokens)), float(check_n_max(high_tokens))
-    if not (np.isfinite(high) and low <= high):
-        raise ValueError(f"high_tokens must be finite and ≥ low_tokens, got {low:g}, {high:g}")
+    low = float(check_n_max(low_tokens))
+    high = float(FINITE_N_MAX.check(high_tokens, "high_tokens"))
+    if not low <= high:
+        raise ValueError(f"high_tokens must be ≥ low_tokens, got {low:g}, {high:g}")
     return np.unique(np.round(np.linspace(low, high, max(int(n_points), 2))))
 
 

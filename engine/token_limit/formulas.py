@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import token_laws
-from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, LOSS_COST, THETA, check_n_max
+from ..core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LOAD_RHO, LOSS_COST, MEAN_TOKENS, THETA,
+                            check_n_max)
 
 
 def _token_sums(dist, top: int):
@@ -157,9 +158,7 @@ def rate_at_load(rho, a, c, mean_tokens):
     """Arrival rate λ (requests/s) giving the load ρ = λ(a·E[n] + c) for a mean of
     ``mean_tokens`` output tokens a request (e.g. ``mean_requested_tokens``: no limit)."""
     a, c = A_S_PER_TOKEN.check(a), C_S.check(c)
-    rho, mean = np.asarray(rho, float), np.asarray(mean_tokens, float)
-    if np.any(~(rho >= 0)) or np.any(~(mean >= 1)):
-        raise ValueError("rho must be ≥ 0 and mean_tokens ≥ 1")
+    rho, mean = LOAD_RHO.check(rho), MEAN_TOKENS.check(mean_tokens)
     return (rho / (a * mean + c))[()]
 
 

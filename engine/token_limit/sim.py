@@ -8,7 +8,8 @@ import numpy as np
 
 from ..core import token_laws
 from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
-from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, N_JOBS, PATIENCE_S, WARMUP, check_n_max
+from ..core.domains import (A_S_PER_TOKEN, C_S, N_JOBS, PATIENCE_S, SIM_LAM_PER_S, WARMUP,
+                            check_n_max)
 from ..core.jit import choose, compiled
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
@@ -81,9 +82,7 @@ def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_
     at its own rate, ``lam`` ignored (None allowed).
     """
     if arrivals is None:
-        lam = float(LAM_PER_S.check(lam))
-        if not 0.0 < lam < np.inf:
-            raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+        lam = float(SIM_LAM_PER_S.check(lam))
     a, c = float(A_S_PER_TOKEN.check(a)), float(C_S.check(c))
     m = check_n_max(n_max)
     if m.ndim:
