@@ -15,7 +15,7 @@ import numpy as np
 from engine import llm_batching as lb
 from engine.presets import llm_batch_time_presets
 from ui.arrivals_input import POISSON
-from ui.memo import memo
+from ui.memo import memo, over_points
 
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 SEED = 2024
@@ -91,30 +91,26 @@ def _chain_point(lam, law, k, b_max) -> lb.DynamicSolution:
     return lb.dynamic_solution(lam, law.law, k, b_max, chain_states(b_max))
 
 
-@dataclass(frozen=True, eq=False)
-class ChainCurve:
-    lam: np.ndarray            # loads solved for the chart (requests/s)
-    sojourn: np.ndarray        # exact mean latency there (s; NaN: not solved)
-    coarse: np.ndarray         # the same on the coarse grid (NaN: not solved)
-
-
 @memo(CACHE_SIZE)
-def chain_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> ChainCurve:
-    """Exact mean sojourn (s) at the coarse loads and ``CHAIN_POINTS`` more up to ``share`` of the limit;
-    NaN from the first load whose chain needs more than ``chain_states`` states on
-    (the queue only grows with the load)."""
+def chain_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> lb.ChainCurve:
+    """Exact mean sojourn (s) at the coarse loads and ``CHAIN_POINTS`` more up to ``share``
+    of the limit (``lb.chain_curve``); NaN from the first load whose chain needs more than
+    ``chain_states`` states on (the loads above it are not solved)."""
     coarse = coarse_grid(lam_max)
     lam = lb.chain_loads(coarse, limit, share, CHAIN_POINTS)
-    out = np.full(lam.size, np.nan)
-    for n, x in enumerate(lam):
-        sol = _chain_point(float(x), law, k, b_max)
+    failed = []
+
+    def point(x):
+        if failed:
+            return None
+        sol = _chain_point(x, law, k, b_max)
         if not sol.converged:
-            break
-        out[n] = sol.mean_sojourn
-        if bar is not None:
-            bar.progress((n + 1) / lam.size, "Solving the exact dynamic-batching chain…")
-    at = {float(x): v for x, v in zip(lam, out)}
-    return ChainCurve(lam, out, np.array([at.get(float(x), np.nan) for x in coarse]))
+            failed.append(x)
+        return sol
+
+    solutions = over_points(point, [(float(x),) for x in lam], bar,
+                            "Solving the exact dynamic-batching chain…")
+    return lb.chain_curve(lam, coarse, solutions)
 
 
 def chains(law, k, b_max, lam_max, lims: dict, bar=None) -> dict:
@@ -127,16 +123,9 @@ def chains(law, k, b_max, lam_max, lims: dict, bar=None) -> dict:
 
 def exact_curves(law, k, b, b_max, lam_max, lims: dict, bar=None) -> dict:
     """Exact mean sojourn (s) on the coarse grid: uncapped and capped dynamic, fixed b."""
-    out = {s: c.coarse for s, c in chains(law, k, b_max, lam_max, lims, bar).items()}
+    out = {s: c.coarse_s for s, c in chains(law, k, b_max, lam_max, lims, bar).items()}
     out["fixed"] = fixed_curves(law, k, b, lam_max).coarse
     return out
-
-
-def arrivals_at(arrivals, lam) -> dict:
-    """The simulator's ``arrivals`` keyword for the choice ``arrivals`` at ``lam``
-    (requests/s): none for Poisson (the simulator's own arrivals, as before), else the
-    process time-scaled to ``lam``."""
-    return {} if arrivals.is_poisson else {"arrivals": arrivals.process(lam)}
 
 
 @memo(1024)
@@ -145,32 +134,21 @@ def _sim_point(strategy, lam, law, k, b, b_max, kv, prompt, n_jobs, i, arrivals=
     options = dict(kv_capacity_tokens=kv, prompt_tokens=prompt) if strategy == "continuous" else {}
     return lb.simulate(name, lam, law.law, k, b=b if strategy == "fixed" else None,
                        b_max=b_max if strategy == "capped" else None, n_jobs=n_jobs,
-                       seed=[SEED, i], **options, **arrivals_at(arrivals, lam))
-
-
-@dataclass(frozen=True, eq=False)
-class SimSweep:
-    lam: np.ndarray            # the coarse grid
-    mean: dict                 # strategy -> mean sojourn per λ (NaN: not simulated)
-    ci95: dict
-    p99: dict
+                       seed=[SEED, i], **options, **arrivals.keywords_at(lam))
 
 
 @memo(CACHE_SIZE)
 def sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None,
-              arrivals=POISSON) -> SimSweep:
+              arrivals=POISSON) -> lb.StrategySims:
     """Every strategy simulated at the coarse loads below ``SIM_LOAD`` of its limit,
-    under ``arrivals`` (an ``ArrivalChoice``)."""
+    under ``arrivals`` (an ``ArrivalChoice``), each point memoised."""
     lam = coarse_grid(lam_max)
-    jobs = [(s, i) for s in STRATEGIES for i in range(lam.size) if lam[i] < SIM_LOAD * lims[s]]
-    mean, ci, p99 = ({s: np.full(lam.size, np.nan) for s in STRATEGIES} for _ in range(3))
-    for n, (s, i) in enumerate(jobs):
-        args = (s, float(lam[i]), law, k, b, b_max, kv, prompt, n_jobs, i)
-        r = _sim_point(*args) if arrivals.is_poisson else _sim_point(*args, arrivals)
-        mean[s][i], ci[s][i], p99[s][i] = r.mean_latency, r.ci95, r.p99
-        if bar is not None:
-            bar.progress((n + 1) / len(jobs), f"Simulating {LABELS[s]}…")
-    return SimSweep(lam, mean, ci, p99)
+    jobs = lb.sim_jobs(lam, STRATEGIES, lims, SIM_LOAD)
+    extra = () if arrivals.is_poisson else (arrivals,)
+    runs = over_points(_sim_point, [(s, float(lam[i]), law, k, b, b_max, kv, prompt, n_jobs,
+                                     i, *extra) for s, i in jobs], bar,
+                       "Simulating the strategies…")
+    return lb.strategy_sims(lam, STRATEGIES, jobs, runs)
 
 
 @memo(256)
@@ -213,7 +191,7 @@ def strategy_map(law, k, b, b_max, kv, prompt, lam_max, simulate, n_jobs, bar=No
                  sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar,
                            arrivals=arrivals))
     return lb.strategy_map(coarse_grid(lam_max), STRATEGIES, LABELS, lims, exact,
-                           None if sweep is None else sweep.mean, share=CHAIN_LOAD,
+                           None if sweep is None else sweep.mean_s, share=CHAIN_LOAD,
                            states={"dynamic": chain_states(None),
                                    "capped": chain_states(b_max)},
                            sim_load=SIM_LOAD)

@@ -96,8 +96,9 @@ def strategy_latency_figure(curves, sims, limits: dict, *, x_max, title, y_title
             traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=why,
                                marker=dict(color=color, symbol="x-thin-open", size=8)))
         else:
-            notes.append(dict(x=x, y=float(np.log10(y)), text=why, showarrow=True, arrowhead=0,
-                              ax=-10, ay=-28, xanchor="right", font=dict(size=9, color=color)))
+            traces.append(dict(type="scatter", x=[float(x)], y=[float(y)], mode="text",
+                               name=why, text=[why], textposition="top left", showlegend=False,
+                               hoverinfo="skip", textfont=dict(size=9, color=color)))
     fig.add_traces(traces)
     for strategy, (label, limit) in limits.items():
         if 0 < limit < x_max:

@@ -139,14 +139,14 @@ def verdict_caption(s, smap) -> str:
 
 def _chain_end(s, strategy, chain, limit) -> tuple:
     """(strategy, x, y, why) where an exact chain curve ends (y None: nothing drawn)."""
-    one = lb.strategy_map(chain.lam, (strategy,), data.LABELS, {strategy: limit},
-                          {strategy: chain.sojourn}, None, share=data.CHAIN_LOAD,
+    one = lb.strategy_map(chain.lam_per_s, (strategy,), data.LABELS, {strategy: limit},
+                          {strategy: chain.sojourn_s}, None, share=data.CHAIN_LOAD,
                           states={strategy: data.chain_states(s.b_max if strategy == "capped"
                                                               else None)})
     why = f"{data.LABELS[strategy]} exact: {one.end_note(strategy)}"
-    ok = np.flatnonzero(np.isfinite(chain.sojourn))
+    ok = np.flatnonzero(np.isfinite(chain.sojourn_s))
     return (strategy, None, None, why) if not ok.size else (
-        strategy, float(chain.lam[ok[-1]]), float(chain.sojourn[ok[-1]]), why)
+        strategy, float(chain.lam_per_s[ok[-1]]), float(chain.sojourn_s[ok[-1]]), why)
 
 
 def _latency(s, lam, baseline) -> list:
@@ -157,18 +157,19 @@ def _latency(s, lam, baseline) -> list:
     smap = strategy_map(s)
     curves = [("fixed", exact_name(s, f"fixed b = {s.b}, exact"), fine.lam_per_s,
                fine.sojourn_s, None),
-              ("dynamic", exact_name(s, "dynamic, no cap, exact"), chains["dynamic"].lam,
-               chains["dynamic"].sojourn, "dash"),
+              ("dynamic", exact_name(s, "dynamic, no cap, exact"),
+               chains["dynamic"].lam_per_s, chains["dynamic"].sojourn_s, "dash"),
               ("capped", exact_name(s, f"dynamic, cap b_max = {s.b_max}, exact"),
-               chains["capped"].lam, chains["capped"].sojourn, None)]
+               chains["capped"].lam_per_s, chains["capped"].sojourn_s, None)]
     ends = [_chain_end(s, strat, chains[strat], lims[strat]) for strat in data.CHAINS]
     ok = np.flatnonzero(np.isfinite(fine.sojourn_s))
     fixed_note = f"fixed b = {s.b}: {smap.end_note('fixed')}"
     ends.append(("fixed", float(fine.lam_per_s[ok[-1]]), float(fine.sojourn_s[ok[-1]]),
                  fixed_note) if ok.size else ("fixed", None, None, fixed_note))
     sw = sweep(s)
-    sims = [] if sw is None else [(strat, sim_name(s, labels[strat]), sw.lam,
-                                   sw.mean[strat], sw.ci95[strat]) for strat in data.STRATEGIES]
+    sims = [] if sw is None else [(strat, sim_name(s, labels[strat]), sw.lam_per_s,
+                                   sw.mean_s[strat], sw.ci95_s[strat])
+                                  for strat in data.STRATEGIES]
     ends += [(strat, None, None, f"{labels[strat]}: {smap.end_note(strat)}")
              for strat in lb.NO_EXACT if sw is None]
     base = None
@@ -181,8 +182,9 @@ def _latency(s, lam, baseline) -> list:
         baseline=base))]
     if sw is not None:
         out.append(("p99_latency", figs.strategy_latency_figure(
-            [], [(strat, sim_name(s, labels[strat], "simulated"), sw.lam, sw.p99[strat], None)
-                 for strat in data.STRATEGIES], marks, x_max=s.lam_max, current=lam,
+            [], [(strat, sim_name(s, labels[strat], "simulated"), sw.lam_per_s,
+                  sw.p99_s[strat], None) for strat in data.STRATEGIES], marks,
+            x_max=s.lam_max, current=lam,
             title="p99 latency against load (simulation)", y_title="p99 latency (s)")))
     return out
 
@@ -196,8 +198,8 @@ def _paper(s) -> tuple:
                fine.sojourn_s, None),
               ("fixed", exact_name(s, "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)"),
                fine.lam_per_s, fine.eq25_s, "dash"),
-              ("dynamic", exact_name(s, "dynamic, exact chain"), chain.lam, chain.sojourn,
-               None),
+              ("dynamic", exact_name(s, "dynamic, exact chain"), chain.lam_per_s,
+               chain.sojourn_s, None),
               ("dynamic", exact_name(s, "dynamic, bound φ with eq 20 (bounded laws only)"),
                fine.lam_per_s, fine.dynamic_bound_s, "dot")]
     marks = {strat: (data.LABELS[strat], lims[strat]) for strat in ("fixed", "dynamic")}

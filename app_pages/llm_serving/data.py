@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-import math
-
 import numpy as np
 
 from engine import llm_serving as ls
@@ -43,23 +41,22 @@ def capacity(s) -> ls.CapacityLimit:
     return ls.capacity_limit(s.cost, s.scheduler, inp, out)
 
 
+@memo(256)
 def axis_top(cap: float) -> float:
     """The end of the load axis: ``TOP`` × capacity, rounded up to 2 significant digits."""
-    x = TOP * cap
-    scale = 10.0 ** (math.floor(math.log10(x)) - 1)
-    return math.ceil(x / scale) * scale
+    return ls.load_axis_top_per_s(cap, TOP)
 
 
+@memo(256)
 def slider_step(top: float) -> float:
     """A round step giving about 100-1000 positions up to ``top``."""
-    return 10.0 ** math.floor(math.log10(top / 100.0))
+    return ls.rate_step_per_s(top)
 
 
 @memo(CACHE_SIZE)
 def _trace_draw(trace, n: int) -> tuple:
     """``n`` whole requests drawn from a trace (prompt and reply together)."""
-    idx = np.random.default_rng([SEED, _TRACE_STREAM]).integers(0, trace.n_requests, n)
-    return trace.prompts[idx], trace.replies[idx]
+    return trace.draw(n, [SEED, _TRACE_STREAM])
 
 
 def _tokens(s, n: int) -> tuple:

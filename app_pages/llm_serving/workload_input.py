@@ -8,17 +8,15 @@ request trace whose prompts and replies are taken together, request by request.
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dataclass_field, replace
-import hashlib
 
-import numpy as np
 import streamlit as st
 
 from engine.core import domains, token_laws
-from engine.measured import read_trace
+from engine.llm_serving import TraceTokens
 from ui import share
 from ui import token_law_input as tli
+from ui import trace_upload
 from ui.memo import memo
-from ui.uploads import MAX_UPLOAD_BYTES, decode_text, keep_last_valid
 
 TRACE = "trace"
 PROMPT_LAWS = ("fixed", "lognormal", *tli.PROMPT_PRESETS, TRACE)
@@ -66,19 +64,6 @@ class PromptChoice:
 
 
 @dataclass(frozen=True)
-class TraceTokens:
-    """The prompt and reply tokens of an uploaded trace, request by request (compared by
-    the file's digest and name)."""
-
-    key: str
-    name: str
-    n_requests: int
-    prompts: np.ndarray = dataclass_field(compare=False, repr=False)
-    replies: np.ndarray = dataclass_field(compare=False, repr=False)
-    dropped: int = dataclass_field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
 class Workload:
     """What the requests ask for: independent prompt and reply laws, or a trace's pairs."""
 
@@ -100,48 +85,10 @@ class Workload:
         return f"prompts {self.prompt.label}, replies {self.reply.label}"
 
 
-@memo(8)
-def _read(digest: str, name: str, _text) -> TraceTokens:
-    t = read_trace(_text)
-    if t.input_tokens is None or t.output_tokens is None:
-        raise ValueError("the trace has no prompt and reply token counts (the Azure CSV's "
-                         "ContextTokens and GeneratedTokens, Mooncake's input_length and "
-                         "output_length, or columns input_tokens and output_tokens)")
-    keep = (np.asarray(t.input_tokens) >= 1) & (np.asarray(t.output_tokens) >= 1)
-    if keep.sum() < 2:
-        raise ValueError("fewer than 2 requests with at least one prompt and one reply token")
-    prompts = np.array(t.input_tokens[keep], dtype=np.int64)
-    replies = np.array(t.output_tokens[keep], dtype=np.int64)
-    for a in (prompts, replies):
-        a.setflags(write=False)
-    return TraceTokens(f"upload:{digest}", name, int(keep.sum()), prompts, replies,
-                       int((~keep).sum()))
-
-
-def trace_from_file(data: bytes | str, file_name: str) -> TraceTokens:
-    """The paired token counts of an uploaded trace; ``ValueError`` saying why not."""
-    text = decode_text(data)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-    return _read(digest, f"{file_name} (uploaded)", text)
-
-
 def _trace() -> TraceTokens | None:
-    upload = st.file_uploader(
-        "Upload a request trace", type=["csv", "txt", "jsonl", "json"], key=UPLOAD_KEY,
-        help="Each request's prompt and reply tokens are taken together: the Azure LLM "
-             "trace CSV (TIMESTAMP, ContextTokens, GeneratedTokens), JSON lines with "
-             "input_length and output_length (Mooncake), or a CSV with timestamp_s, "
-             f"input_tokens and output_tokens. At most {MAX_UPLOAD_BYTES // 1_000_000} MB. "
-             "Its arrival times are not used here: Arrivals, below, replays a trace.")
-    last = keep_last_valid(upload, trace_from_file, _LAST)
-    if last is not None:
-        dropped = (f" ({last.dropped:,} requests without prompt or reply tokens left out)"
-                   if last.dropped else "")
-        st.caption(share.inert(
-            f"{last.n_requests:,} requests: mean prompt {last.prompts.mean():,.0f} tokens, "
-            f"mean reply {last.replies.mean():,.0f} tokens{dropped}. Simulations draw "
-            f"whole requests from it."))
-    return last
+    return trace_upload.draw(UPLOAD_KEY, _LAST, use="Simulations draw whole requests from it.",
+                             arrivals_note="Its arrival times are not used here: Arrivals, "
+                                           "below, replays a trace.")
 
 
 def _prompt(family: str) -> PromptChoice:

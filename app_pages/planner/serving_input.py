@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app_pages.llm_serving.workload_input import TraceTokens, trace_from_file
-from engine.llm_serving import LINK_GB_PER_S
+from engine.llm_serving import LINK_GB_PER_S, TraceTokens
 from engine.planner.families.llm_serving import workload_from_pairs
-from ui import share
+from ui import share, trace_upload
 from ui.memo import memo
-from ui.uploads import MAX_UPLOAD_BYTES, keep_last_valid
 
 from .fields import (CUSTOM_LINK, DISPATCH_POLICY, LINK, LINK_GBPS, LINK_MS, OUTPUT_LAWS,
                      PROMPT_LAW, PROMPT_LAWS, TOKEN_LAW, TOKEN_SOURCES, TOKENS, uses)
@@ -85,22 +83,11 @@ class ServingChoice:
 
 
 def _trace() -> TraceTokens | None:
-    upload = st.file_uploader(
-        "Upload a request trace", type=["csv", "txt", "jsonl", "json"], key=UPLOAD_KEY,
-        help="Each request's prompt and reply tokens are taken together: the Azure LLM "
-             "trace CSV (TIMESTAMP, ContextTokens, GeneratedTokens), JSON lines with "
-             "input_length and output_length (Mooncake), or a CSV with timestamp_s, "
-             f"input_tokens and output_tokens. At most {MAX_UPLOAD_BYTES // 1_000_000} MB. "
-             "Its arrival times are not used here: Arrivals replays a trace.")
-    last = keep_last_valid(upload, trace_from_file, _LAST)
-    if last is None:
-        st.info("No trace uploaded yet: the token laws below meanwhile.")
-    else:
-        st.caption(share.inert(
-            f"{last.n_requests:,} requests: mean prompt {last.prompts.mean():,.0f} tokens, "
-            f"mean reply {last.replies.mean():,.0f} tokens. Confirmation runs draw whole "
-            "requests from it; the screening takes its prompts and replies as they are."))
-    return last
+    return trace_upload.draw(
+        UPLOAD_KEY, _LAST, missing="No trace uploaded yet: the token laws below meanwhile.",
+        use="Confirmation runs draw whole requests from it; the screening takes its prompts "
+            "and replies as they are.",
+        arrivals_note="Its arrival times are not used here: Arrivals replays a trace.")
 
 
 def _link() -> tuple[float, float]:

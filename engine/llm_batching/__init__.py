@@ -10,7 +10,8 @@ Poisson process (per second) with i.i.d. output token counts from a law on
 * ``fixed``        fixed batching, exact (M/D^b/1) and eq 25 as printed
 * ``dynamic``      dynamic batching, exact (the departure chain with random batch times)
 * ``bounds``       Inoue's φ with eq 20, eq 16's φ0, φ1 as printed
-* ``curves``       E[L_b], μ[b] over batch sizes; fixed curves and the bound over loads
+* ``curves``       E[L_b], μ[b] over batch sizes; fixed curves and the bound over loads;
+                   a chain's curve and the strategies' simulations placed by load
 * ``coverage``     which strategy is stable where and how its latency is known there
 * ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C)
 * ``sim``          the discrete-event simulator (dynamic, fixed, elastic; continuous on
@@ -27,7 +28,8 @@ from .batch_times import (batch_time, check_dist, check_k, expected_max_tokens, 
 from .bounds import dynamic_wait_bound, linear_bound_coefficients, yang_phi, yang_phi0, yang_phi1
 from .coverage import (EXACT, NO_EXACT, NOT_COMPUTED, SIMULATED, UNSTABLE, StrategyMap, chain_loads,
                        curve_grid, strategy_map)
-from .curves import BatchSizeCurve, FixedCurves, batch_size_curve, fixed_curves, load_grid
+from .curves import (BatchSizeCurve, ChainCurve, FixedCurves, StrategySims, batch_size_curve,
+                     chain_curve, fixed_curves, load_grid, sim_jobs, strategy_sims)
 from .dynamic import (CHAIN_MAX_STATES, DynamicSolution, dynamic_sojourn, dynamic_solution,
                       dynamic_wait)
 from .fixed import (fixed_batch_roots_eq25, fixed_batch_sojourn, fixed_batch_wait,
@@ -38,7 +40,8 @@ from .stability import B_HORIZON, STRATEGIES, stability_limit
 __all__ = [
     "B_HORIZON", "B_MAX_CANDIDATES", "CHAIN_MAX_STATES", "EXACT", "NOT_COMPUTED", "SIMULATED",
     "NO_EXACT", "STRATEGIES", "UNSTABLE", "StrategyMap", "chain_loads", "curve_grid", "strategy_map",
-    "BatchSizeCurve", "DynamicSolution", "FixedCurves", "LLMSimRecords", "LLMSimResult",
+    "BatchSizeCurve", "ChainCurve", "StrategySims", "chain_curve", "sim_jobs", "strategy_sims",
+    "DynamicSolution", "FixedCurves", "LLMSimRecords", "LLMSimResult",
     "batch_size_curve", "batch_time", "best_fixed_batch_size", "best_strategy", "check_dist",
     "check_k", "compare_strategies", "dynamic_sojourn", "dynamic_solution", "dynamic_wait",
     "dynamic_wait_bound", "expected_max_tokens", "fixed_batch_roots_eq25", "fixed_batch_sojourn",

@@ -66,3 +66,61 @@ def fixed_curves(lam, b, dist, k) -> FixedCurves:
     return FixedCurves(lam, np.atleast_1d(fixed_batch_sojourn(lam, b, dist, k)),
                        np.atleast_1d(fixed_batch_wait_eq25(lam, b, dist, k)),
                        np.atleast_1d(dynamic_wait_bound(lam, dist, k)))
+
+
+@dataclass(frozen=True, eq=False)
+class ChainCurve:
+    """An exact dynamic-batching chain over loads, s (NaN: not solved)."""
+
+    lam_per_s: np.ndarray            # loads solved for the chart
+    sojourn_s: np.ndarray            # exact mean latency there
+    coarse_s: np.ndarray             # the same on the comparison loads
+
+
+def chain_curve(lam, coarse, solutions) -> ChainCurve:
+    """The mean sojourn (s) of ``solutions`` (a ``DynamicSolution`` or None per load
+    of ``lam``, requests/s), NaN from the first one not converged (or None) on: the
+    queue only grows with the load; ``coarse_s`` picks the loads of ``coarse``."""
+    lam = np.asarray(lam, float)
+    solutions = list(solutions)
+    if len(solutions) != lam.size:
+        raise ValueError(f"solutions must hold one entry per load ({lam.size}), got "
+                         f"{len(solutions)}")
+    out = np.full(lam.size, np.nan)
+    for n, sol in enumerate(solutions):
+        if sol is None or not sol.converged:
+            break
+        out[n] = sol.mean_sojourn
+    at = {float(x): v for x, v in zip(lam, out)}
+    return ChainCurve(lam, out, np.array([at.get(float(x), np.nan)
+                                          for x in np.asarray(coarse, float)]))
+
+
+def sim_jobs(lam, order, limits: dict, sim_load: float) -> list:
+    """(strategy, load index) of every strategy of ``order`` at each load of ``lam``
+    (requests/s) below ``sim_load`` of its stability limit: what a sweep simulates."""
+    lam = np.asarray(lam, float)
+    return [(s, i) for s in order for i in range(lam.size) if lam[i] < sim_load * limits[s]]
+
+
+@dataclass(frozen=True, eq=False)
+class StrategySims:
+    """Simulated strategies over loads: strategy → value per load (s; NaN: not run)."""
+
+    lam_per_s: np.ndarray
+    mean_s: dict                     # mean sojourn
+    ci95_s: dict                     # its 95 % confidence half-width
+    p99_s: dict                      # 99th percentile of the sojourn
+
+
+def strategy_sims(lam, order, jobs, runs) -> StrategySims:
+    """The runs (``LLMSimResult``, one per job of ``sim_jobs``) placed by strategy and
+    load; loads not simulated are NaN."""
+    lam = np.asarray(lam, float)
+    jobs, runs = list(jobs), list(runs)
+    if len(jobs) != len(runs):
+        raise ValueError(f"runs must hold one result per job ({len(jobs)}), got {len(runs)}")
+    mean, ci, p99 = ({s: np.full(lam.size, np.nan) for s in order} for _ in range(3))
+    for (s, i), r in zip(jobs, runs):
+        mean[s][i], ci[s][i], p99[s][i] = r.mean_sojourn, r.ci95_sojourn, r.p99_sojourn
+    return StrategySims(lam, mean, ci, p99)

@@ -17,6 +17,8 @@ prefix cache; TTFT and TPOT.
   ``largest_rate_meeting`` (a TTFT and TPOT target, by simulation)
 * ``compare_replay``, ``calibrate_step_cost``, ``compare_vllm_bench``: the model
   against real servers' runs
+* ``trace_tokens``: a trace's prompts and replies, request by request (``TraceTokens``);
+  ``load_axis_top_per_s``, ``rate_step_per_s``: a load axis's round end and step
 
 Derivations, rules and measured errors: docs/models/llm_serving.md.
 """
@@ -36,6 +38,7 @@ from .slo import SloRate, largest_rate_meeting, meets_target
 from .measured_fits import fit_step_cost_vllm_bench, step_cost_from_csv
 from .published_fits import step_cost_from_distserve, step_cost_from_splitwise
 from .step_fit import StepCostFit
+from .workload import TraceTokens, load_axis_top_per_s, rate_step_per_s, trace_tokens
 
 __all__ = [
     "StepCost", "Scheduler", "simulate_serving", "simulate_disaggregated", "simulate_fleet",
@@ -49,4 +52,5 @@ __all__ = [
     "StepCostFit", "step_cost_from_distserve", "step_cost_from_splitwise",
     "fit_step_cost_vllm_bench", "step_cost_from_csv", "ServingPreset", "serving_presets",
     "load_serving_preset",
-    "compare_replay", "compare_vllm_bench", "calibrate_step_cost", "Calibration", "replay"]
+    "compare_replay", "compare_vllm_bench", "calibrate_step_cost", "Calibration", "replay",
+    "TraceTokens", "trace_tokens", "load_axis_top_per_s", "rate_step_per_s"]

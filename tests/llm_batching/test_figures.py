@@ -57,6 +57,19 @@ def test_strategy_figure_draws_limits_gaps_points_and_shading():
     assert _trace(fig, "baseline (pinned)").line.dash == "dash"
 
 
+def test_where_a_curve_ends_is_said_at_its_last_point():
+    """An end with a point is a text label at that point (data coordinates on the log
+    axis); one without is a legend entry."""
+    ends = [("dynamic", 0.2, 30.0, "chain ends: 256 states"),
+            ("elastic", None, None, "elastic: not simulated")]
+    fig = figs.strategy_latency_figure([], [], {}, x_max=1.0, title="t", y_title="s",
+                                       ends=ends)
+    label = _trace(fig, "chain ends: 256 states")
+    assert label.mode == "text" and list(label.x) == [0.2] and list(label.y) == [30.0]
+    assert list(label.text) == ["chain ends: 256 states"] and label.showlegend is False
+    assert _trace(fig, "elastic: not simulated").x == (None,)
+
+
 def test_no_shading_when_some_strategy_is_stable_across_the_axis():
     fig = figs.strategy_latency_figure([], [], {"elastic": ("elastic", 2.0)}, x_max=1.0,
                                        title="t", y_title="s")

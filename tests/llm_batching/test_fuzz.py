@@ -314,6 +314,45 @@ def test_llm_compare(law, k, rho, b, kv):
     raises_naming("lam", llm_batching.compare_strategies, -1.0, law, k, b)
 
 
+@FUZZ
+@given(st.lists(st.floats(0.01, 100.0), min_size=1, max_size=12, unique=True),
+       st.lists(st.booleans(), min_size=12, max_size=12), st.data())
+def test_llm_sweep_assembly(loads_per_s, converged, data):
+    """chain_curve: the solved sojourns up to the first chain not converged, NaN on;
+    sim_jobs: the loads below sim_load of each limit; strategy_sims: each run at its
+    strategy and load, NaN elsewhere.  Expected values by a plain loop here."""
+    from types import SimpleNamespace as Run
+    lam = np.sort(np.array(loads_per_s))
+    sols = [Run(converged=c, mean_sojourn=float(x) + 1.0) for x, c in zip(lam, converged)]
+    first_bad = next((n for n, c in enumerate(converged[:lam.size]) if not c), lam.size)
+    coarse = lam[::2]
+    curve = llm_batching.chain_curve(lam, coarse, sols)
+    want = np.array([x + 1.0 if n < first_bad else np.nan for n, x in enumerate(lam)])
+    np.testing.assert_array_equal(curve.sojourn_s, want)
+    np.testing.assert_array_equal(curve.coarse_s, want[::2])
+    assert np.array_equal(curve.lam_per_s, lam)
+    tally(llm_batching.chain_curve)
+    raises_naming("solutions", llm_batching.chain_curve, lam, coarse, sols[:-1] + [None, None])
+    limits = {"a": data.draw(st.floats(0.0, 200.0), label="a"),
+              "b": data.draw(st.floats(0.0, 200.0), label="b")}
+    share = data.draw(st.floats(0.1, 1.0), label="share")
+    jobs = llm_batching.sim_jobs(lam, ("a", "b"), limits, share)
+    assert jobs == [(s, i) for s in ("a", "b") for i, x in enumerate(lam)
+                    if x < share * limits[s]]
+    tally(llm_batching.sim_jobs)
+    runs = [Run(mean_sojourn=10.0 * i, ci95_sojourn=0.5 * i, p99_sojourn=20.0 * i)
+            for _, i in jobs]
+    sims = llm_batching.strategy_sims(lam, ("a", "b"), jobs, runs)
+    for s in ("a", "b"):
+        done = {i for t, i in jobs if t == s}
+        for i in range(lam.size):
+            got = (sims.mean_s[s][i], sims.ci95_s[s][i], sims.p99_s[s][i])
+            assert (got == (10.0 * i, 0.5 * i, 20.0 * i)) if i in done else \
+                all(math.isnan(g) for g in got)
+    tally(llm_batching.strategy_sims)
+    raises_naming("runs", llm_batching.strategy_sims, lam, ("a", "b"), jobs, runs + [runs[:1]])
+
+
 # paper_comparison runs compare_strategies for both laws of §V-C with the throughput-
 # optimal b up to 1024 and b* up to 64 (E[L_b] for each): ~1-3 s a case, but 15-30 s where
 # a drawn k puts the load just below the uncapped dynamic limit (a 2048-state chain).  So
@@ -357,7 +396,11 @@ FUZZED = {
         "batch_size_curve": test_llm_batch_times, "load_grid": test_llm_batch_times,
         "fixed_curves": test_llm_batch_times,
         "BatchSizeCurve": (test_llm_batch_times, "batch_size_curve"),
-        "FixedCurves": (test_llm_batch_times, "fixed_curves")},
+        "FixedCurves": (test_llm_batch_times, "fixed_curves"),
+        "chain_curve": test_llm_sweep_assembly, "sim_jobs": test_llm_sweep_assembly,
+        "strategy_sims": test_llm_sweep_assembly,
+        "ChainCurve": (test_llm_sweep_assembly, "chain_curve"),
+        "StrategySims": (test_llm_sweep_assembly, "strategy_sims")},
     lb_dynamic: {
         "dynamic_solution": test_llm_dynamic, "dynamic_wait": test_llm_dynamic,
         "dynamic_sojourn": test_llm_dynamic,

@@ -40,6 +40,7 @@ from engine.llm_serving import scheduler as serving_scheduler
 from engine.llm_serving import sim as serving_sim
 from engine.llm_serving import slo as serving_slo
 from engine.llm_serving import step_fit as serving_step_fit
+from engine.llm_serving import workload as serving_workload
 from engine.llm_serving.cost import StepCost
 from engine.llm_serving.scheduler import Scheduler
 from engine.measured import read_request_records
@@ -1265,6 +1266,52 @@ def test_workload_moments_text_tokens():
     raises_naming("input_tokens", serving_capacity.workload_moments, "ten", 5)
 
 
+# ============================================================ engine.llm_serving.workload
+
+@FUZZ
+@given(st.lists(st.integers(0, 5000), min_size=2, max_size=40), st.data())
+def test_workload(prompts, data):
+    """trace_tokens keeps the requests with a prompt and a reply token (counted by hand
+    here), TraceTokens.draw draws whole requests, and the load axis ends at share ×
+    capacity rounded up to 2 significant digits with a power-of-ten step."""
+    from engine.measured import RequestTrace
+    n = len(prompts)
+    replies = data.draw(st.lists(st.integers(0, 500), min_size=n, max_size=n), label="replies")
+    trace = RequestTrace(np.arange(n, dtype=float), np.array(prompts), np.array(replies),
+                         "plain_csv", ())
+    kept = [(p, r) for p, r in zip(prompts, replies) if p >= 1 and r >= 1]
+    if len(kept) < 2:
+        raises_naming("fewer than 2 requests", serving_workload.trace_tokens, trace, "k", "t")
+    else:
+        t = serving_workload.trace_tokens(trace, "k", "t")
+        assert t.n_requests == len(kept) and t.dropped == n - len(kept)
+        assert t.prompts.tolist() == [p for p, _ in kept] and not t.prompts.flags.writeable
+        assert t.mean_prompt_tokens == pytest.approx(sum(p for p, _ in kept) / len(kept))
+        assert t.mean_reply_tokens == pytest.approx(sum(r for _, r in kept) / len(kept))
+        inp, out = t.draw(50, [1, 2])
+        assert set(zip(inp.tolist(), out.tolist())) <= set(kept)
+        assert np.array_equal(t.draw(50, [1, 2])[0], inp)         # the same seed, the same draw
+        tally(serving_workload.trace_tokens)
+        tally(serving_workload.TraceTokens)
+        raises_naming("n", t.draw, 0, 1)
+    no_tokens = RequestTrace(np.arange(3.0), None, None, "plain_csv", ())
+    raises_naming("token counts", serving_workload.trace_tokens, no_tokens, "k", "t")
+    raises_naming("trace", serving_workload.trace_tokens, "a.csv", "k", "t")
+    cap = data.draw(st.floats(1e-3, 1e6), label="capacity")
+    share = data.draw(st.floats(0.5, 2.0), label="share")
+    top = serving_workload.load_axis_top_per_s(cap, share)
+    unit = 10.0 ** (math.floor(math.log10(cap * share)) - 1)
+    assert cap * share * (1 - 1e-12) <= top < cap * share + unit * (1 + 1e-9)
+    assert abs(top / unit - round(top / unit)) < 1e-6 and round(top / unit) < 100 + 1
+    tally(serving_workload.load_axis_top_per_s)
+    step = serving_workload.rate_step_per_s(top)
+    assert 100 * (1 - 1e-12) <= top / step < 1000 * (1 + 1e-12)
+    assert math.log10(step) == pytest.approx(round(math.log10(step)), abs=1e-9)
+    tally(serving_workload.rate_step_per_s)
+    raises_naming("capacity_per_s", serving_workload.load_axis_top_per_s, -1.0)
+    raises_naming("top_per_s", serving_workload.rate_step_per_s, math.inf)
+
+
 # ============================================================ the table
 
 # kernel.serve is a numba dispatcher (not a Python function: no public name to fuzz)
@@ -1319,6 +1366,9 @@ FUZZED = {
                       "load_serving_preset": test_serving_presets,
                       "ServingPreset": test_serving_presets},
 }
+FUZZED[serving_workload] = {"TraceTokens": test_workload, "trace_tokens": test_workload,
+                             "load_axis_top_per_s": test_workload,
+                             "rate_step_per_s": test_workload}
 FUZZED[serving_blockcache] = {name: test_block_cache for name in BLOCKCACHE_PUBLIC}
 if KERNEL_PUBLIC:                                      # the plain-Python backend
     FUZZED[serving_kernel] = {name: (test_simulate_serving, "simulate_serving")

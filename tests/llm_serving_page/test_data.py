@@ -57,7 +57,7 @@ def test_approximation_is_unstable_past_capacity(scenario):
 
 def test_a_trace_draws_whole_requests():
     import numpy as np
-    from app_pages.llm_serving.workload_input import TraceTokens
+    from engine.llm_serving import TraceTokens
     prompts, replies = np.arange(1, 11) * 100, np.arange(1, 11)
     t = TraceTokens("upload:x", "t.csv (uploaded)", 10, prompts, replies)
     inp, out = data._trace_draw(t, 500)
