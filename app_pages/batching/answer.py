@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from engine.batching import energy_per_request_at_power, load_in, per_ms_to_per_s
+from engine.batching import (energy_per_request_at_power, load_in, per_ms_to_per_s,
+                             rate_from_load)
 from app_pages.batching import views
 from app_pages.batching.inputs import Point
 from ui.export import format_number, plain_number
@@ -28,6 +29,11 @@ def rate_text(lam_per_ms: float, alpha_ms: float) -> str:
 def largest_text(lam_per_ms: float, alpha_ms: float) -> str:
     """The largest load meeting a target, or that none does."""
     return rate_text(lam_per_ms, alpha_ms) if lam_per_ms > 0 else "no load meets it"
+
+
+def work_limit_per_s(alpha_ms: float) -> float:
+    """1/α in requests/s: the load per-request work allows (ρ = 1)."""
+    return float(per_ms_to_per_s(rate_from_load(1.0, alpha_ms, "rho")))
 
 
 def ms(x: float) -> str:
@@ -92,7 +98,7 @@ def scenario_sentence(scenario, here) -> str:
     limit = (f"batches of at most {scenario.b_max} requests" if scenario.b_max
              else "batches of any size")
     return (f"{scenario.profile.name} serving {here.rate_per_s:,.0f} requests/s "
-            f"({100 * here.rho:.0f} % of the {1000 / scenario.fit.alpha_ms:,.0f} requests/s "
+            f"({100 * here.rho:.0f} % of the {work_limit_per_s(scenario.fit.alpha_ms):,.0f} requests/s "
             f"that per-request work allows; {scenario.arrivals.label}), {limit}, latency "
             f"target {scenario.sla_ms:g} ms.")
 

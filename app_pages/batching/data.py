@@ -1,8 +1,6 @@
 """Memoised engine calls of the GPU batching page (hashable arguments only)."""
 from __future__ import annotations
 
-import numpy as np
-
 from engine import batching, fit
 from engine.presets import batch_profiles, hardware_prices
 from ui.arrivals_input import POISSON
@@ -17,11 +15,6 @@ N_JOBS = 200_000
 SIM_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)   # of capacity
 
 
-def delay_grid(alpha, tau0) -> tuple:
-    """Max queue delays to try: 0 to four single-job batch times (ms)."""
-    return tuple(round(x, 4) for x in np.linspace(0.0, 4.0 * (alpha + tau0), 13))
-
-
 @memo(CACHE_SIZE)
 def preset_table() -> dict:
     return {pid: (p.name, p.source, tuple(p.batch_size), tuple(p.throughput_per_s),
@@ -32,10 +25,9 @@ def preset_table() -> dict:
 @memo(CACHE_SIZE)
 def datasheet_power() -> dict:
     """{batch-profile preset id: (W its GPUs draw at most, the hardware's name, the source)}
-    from the hardware-price presets: the busy power the capacity planner prices energy
-    with where a profile has no measured power."""
-    return {pid: (price.board_power_w * gpus, price.name, price.source)
-            for price in hardware_prices().values() for pid, gpus in price.gpus_per_profile}
+    (``engine.batching.datasheet_power_w``): the busy power the capacity planner prices
+    energy with where a profile has no measured power."""
+    return batching.datasheet_power_w(hardware_prices().values())
 
 
 @memo(CACHE_SIZE)
@@ -67,18 +59,11 @@ def max_rate_mean(target_ms, alpha, tau0, b_max) -> float:
     return batching.max_rate_for_mean_latency(target_ms, alpha, tau0, b_max)
 
 
-def arrivals_at(arrivals, lam) -> dict:
-    """The simulator's ``arrivals`` keyword for the choice ``arrivals``
-    (``ui.arrivals_input``) at rate ``lam`` (per ms): none for Poisson (the simulator's
-    own arrivals, as before), else the process time-scaled to ``lam``."""
-    return {} if arrivals.is_poisson else {"arrivals": arrivals.process(lam)}
-
-
 @memo(512)
 @heavy
 def _rate_point(lam, alpha, tau0, b_max, n_jobs, i, arrivals=POISSON):
     return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs, batching.rate_seed(SEED, i),
-                                  **arrivals_at(arrivals, lam))
+                                  **arrivals.keywords_at(lam))
 
 
 @memo(CACHE_SIZE)
@@ -86,8 +71,7 @@ def rate_sweep(fractions: tuple, alpha, tau0, b_max, n_jobs, bar=None, arrivals=
     """Simulated sweep over loads (fractions of capacity) under ``arrivals``, point by
     point so each point is cached and a progress bar moves between points.  Whole sweeps
     are memoised too (one lookup on a rerun instead of one per point)."""
-    cap = float(batching.capacity(alpha, tau0, b_max))
-    lam = [f * cap for f in fractions]
+    lam = batching.loads_of_capacity(alpha, tau0, b_max, fractions).tolist()
     results = over_points(_rate_point, ((x, alpha, tau0, b_max, n_jobs, i, arrivals)
                                          for i, x in enumerate(lam)), bar)
     return batching.sweep_from_results(lam, results)
@@ -99,7 +83,7 @@ def sim_at(lam, alpha, tau0, b_max, arrivals=POISSON, n_jobs=N_JOBS):
     """The simulation at one load under ``arrivals`` (None when unstable): the stream
     ``rate_seed(SEED, 99)`` of the results table's p99."""
     return batching.simulate_rate(lam, alpha, tau0, b_max, n_jobs,
-                                  batching.rate_seed(SEED, 99), **arrivals_at(arrivals, lam))
+                                  batching.rate_seed(SEED, 99), **arrivals.keywords_at(lam))
 
 
 def p99_at(lam, alpha, tau0, b_max, n_jobs=N_JOBS, arrivals=POISSON) -> float:
@@ -117,11 +101,8 @@ def _delay_point(lam, alpha, tau0, b_max, preferred, delay, n_jobs):
 @memo(CACHE_SIZE)
 def delay_sweep(lam, alpha, tau0, b_max, preferred, delays: tuple, n_jobs, bar=None):
     """Triton batcher over max queue delays, one cached simulation per delay."""
-    parts = []
-    for i, d in enumerate(delays):
-        parts.append(_delay_point(lam, alpha, tau0, b_max, preferred, d, n_jobs))
-        if bar is not None:
-            bar.progress((i + 1) / len(delays), "Simulating the Triton batcher…")
+    parts = over_points(_delay_point, ((lam, alpha, tau0, b_max, preferred, d, n_jobs)
+                                       for d in delays), bar, "Simulating the Triton batcher…")
     return batching.merge_delay_sweeps(parts)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import batching as model
+from engine.batching.profile import batch_size_grid
 
 from ui.plotting import (COLORS, add_overlays, baseline_trace, finite, fit_log_range, hline,
                          line_label, new_figure, shade_unstable, unstable_overlay, vline)
@@ -30,7 +31,7 @@ def throughput_fit_figure(batch_size, throughput_per_s, alpha_ms, tau0_ms, r2) -
     """Fig 3: measured throughput and the fitted μ[b] = b/(αb + τ0) (eq 26)."""
     fig = new_figure("Throughput vs batch size (fit: eq 26)", "batch size b (requests)",
                      "throughput (requests/s)")
-    b = np.unique(np.round(np.geomspace(1, max(batch_size) * 1.5, 120)))
+    b = batch_size_grid(max(batch_size))
     fig.add_traces([
         _line(b, model.throughput_per_s(b, alpha_ms, tau0_ms),
               f"fit α={alpha_ms:.4g} ms, τ0={tau0_ms:.4g} ms (R²={r2:.5f})", COLORS["exact"]),

@@ -57,7 +57,7 @@ def show_view(view: str, scenario: inputs.Scenario, point: Point, marker=None) -
         found = traffic.comparison(fit.alpha_ms, fit.tau0_ms, scenario.b_max, point.lam_per_ms,
                                    traffic.choices(scenario), bar)
         bar.empty()
-        st.dataframe(traffic.rows(found), hide_index=True)
+        st.dataframe(traffic.rows(traffic.choices(scenario), found), hide_index=True)
     for i, (name, fig) in enumerate(views.figures(view, scenario, point)):
         show_chart(fig, name, marker=None if i else marker)
     for text in views.captions(view, scenario, point):

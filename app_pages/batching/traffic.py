@@ -5,26 +5,24 @@ utilisation are exact (``engine.batching.mean_latency_mmpp2``); under a bursty r
 process or a replayed trace there is no exact result, so the means come from the
 simulator.  Every process is time-scaled to the page's load.  The "Poisson vs this
 traffic" view sets them side by side at one mean load: mean latency (exact where theory
-allows) and simulated p99, and p99 over loads ρ = 0.3..0.95.  Memoised on hashable
+allows) and simulated p99, and p99 over loads ρ = 0.3..0.95.  Which result answers
+where, and every number of the comparison: ``engine.batching.traffic``.  Memoised on hashable
 arguments (the choice is a frozen dataclass); times in ms, rates per ms.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 import math
 
 import numpy as np
 
 from engine import batching
-from engine.batching import busy_split, cost_per_million, efficiency_from_batch_size
+from engine.batching import traffic as model
+from engine.batching.traffic import LOADS, MMPP_FRACTIONS  # noqa: F401 (the charts' loads)
 from ui import arrivals_input
 from ui.budget import heavy
-from ui.memo import memo
+from ui.memo import memo, over_points
 
 from . import data
-
-LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)       # ρ = λα of the comparison chart
-MMPP_FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # of capacity
 
 
 def has_exact_mean(arrivals) -> bool:
@@ -52,64 +50,47 @@ def exact_mmpp2(lam, alpha, tau0, b_max, arrivals):
 
 @memo(64)
 def mmpp2_curve(alpha, tau0, b_max, arrivals, bar=None) -> tuple[np.ndarray, np.ndarray]:
-    """(λ per ms, exact mean latency ms) under MMPP-2 at ``MMPP_FRACTIONS`` of capacity,
-    point by point (each memoised; ``bar`` moves between points).  NaN from the first
-    load whose truncated chain does not converge (its stationary tail above 1e-12 at the
-    largest truncation): a burstier load only needs more levels, so the higher loads
-    are not tried; the page simulates there."""
-    cap = float(batching.capacity(alpha, tau0, b_max))
-    lam = np.array(MMPP_FRACTIONS) * cap
-    out = np.full(lam.size, np.nan)
-    for i, x in enumerate(lam):
-        r = exact_mmpp2(float(x), alpha, tau0, b_max, arrivals)
-        if bar is not None:
-            bar.progress((i + 1) / lam.size, "Exact mean latency under MMPP-2…")
-        if not r.converged:
-            break
-        out[i] = r.mean_latency
-    return lam, out
+    """(λ per ms, exact mean latency ms) under MMPP-2 (``engine.batching.traffic.mmpp2_curve``),
+    each point memoised; ``bar`` moves between points."""
+    return model.mmpp2_curve(
+        model.loads_of_capacity(alpha, tau0, b_max),
+        lambda x: exact_mmpp2(x, alpha, tau0, b_max, arrivals),
+        None if bar is None else (lambda f: bar.progress(f, "Exact mean latency under MMPP-2…")))
+
+
+def _exact_at(lam, alpha, tau0, b_max, arrivals):
+    """The exact means that may answer under ``arrivals`` (Poisson: E[W] of eq 15; MMPP-2:
+    its chain), or None where only a simulation can."""
+    if arrivals.kind == "mmpp2":
+        return exact_mmpp2(lam, alpha, tau0, b_max, arrivals)
+    return None
 
 
 def mean_at(lam, alpha, tau0, b_max, arrivals) -> tuple[float, str]:
-    """(mean latency ms, "exact" or "simulated") at one load under ``arrivals``."""
+    """(mean latency ms, "exact" or "simulated") at one load under ``arrivals``
+    (``engine.batching.traffic.mean_under``)."""
     if arrivals.is_poisson:
-        return float(batching.mean_latency(lam, alpha, tau0, b_max)), "exact"
-    if arrivals.kind == "mmpp2":
-        r = exact_mmpp2(lam, alpha, tau0, b_max, arrivals)
-        if r.converged:
-            return float(r.mean_latency), "exact"
-    run = data.sim_at(lam, alpha, tau0, b_max, arrivals)
-    return (math.inf if run is None else run.mean_latency), "simulated"
+        return model.mean_under(batching.mean_latency(lam, alpha, tau0, b_max))
+    exact = _exact_at(lam, alpha, tau0, b_max, arrivals)
+    if exact is not None and exact.converged:
+        return model.mean_under(exact=exact)
+    return model.mean_under(run=data.sim_at(lam, alpha, tau0, b_max, arrivals))
 
 
 @memo(64)
 def operating_point(scenario, here):
-    """``here`` (the exact Poisson ``OperatingPoint``) under the scenario's arrivals:
-    the mean latency and wait, batch size and utilisation exact under MMPP-2, simulated
-    otherwise, with the energy, cost and busy split that follow from them."""
+    """``here`` (the exact Poisson ``OperatingPoint``) under the scenario's arrivals
+    (``engine.batching.traffic.operating_point_under``)."""
     arrivals = scenario.arrivals
     if arrivals.is_poisson or not here.stable:
         return here
     fit = scenario.fit
     args = (here.lam_per_ms, fit.alpha_ms, fit.tau0_ms, scenario.b_max, arrivals)
-    r = exact_mmpp2(*args) if arrivals.kind == "mmpp2" else None
-    if r is not None and r.converged:
-        latency, wait, size, busy = r.mean_latency, r.mean_wait, r.mean_batch_size, r.utilization
-    else:
-        r = data.sim_at(*args)
-        latency, wait, size, busy = r.mean_latency, r.mean_wait, r.mean_batch_size, r.utilization
-    eta = joules = None
-    if fit.beta_j is not None and fit.c0_j is not None:
-        eta = float(efficiency_from_batch_size(size, fit.beta_j, fit.c0_j))
-        joules = 1.0 / eta
-    work, overhead = busy_split(busy, size, fit.alpha_ms, fit.tau0_ms)
-    return replace(here, mean_latency_ms=float(latency), mean_wait_ms=float(wait),
-                   mean_batch_size=float(size), utilization=float(busy),
-                   energy_efficiency_per_j=eta, joules_per_request=joules,
-                   usd_per_million=float(cost_per_million(
-                       here.lam_per_ms, joules or 0.0, scenario.gpu_usd_per_hour,
-                       scenario.usd_per_kwh)),
-                   work_share=work, overhead_share=overhead)
+    exact = _exact_at(*args)
+    run = None if exact is not None and exact.converged else data.sim_at(*args)
+    return model.operating_point_under(here, fit.alpha_ms, fit.tau0_ms, exact, run,
+                                       fit.beta_j, fit.c0_j, scenario.gpu_usd_per_hour,
+                                       scenario.usd_per_kwh)
 
 
 def note(arrivals) -> str:
@@ -127,23 +108,6 @@ def note(arrivals) -> str:
             "assume Poisson arrivals.")
 
 
-def largest_rate(lam, values, target) -> float:
-    """Largest λ whose value (a latency growing with λ) is ≤ ``target``, linearly
-    interpolated between the grid points around it (0 if the first misses)."""
-    lam, values = np.asarray(lam, float), np.asarray(values, float)
-    ok = values <= target
-    if not ok[0]:
-        return 0.0
-    fail = np.flatnonzero(~ok)
-    if fail.size == 0:
-        return float(lam[-1])
-    j = fail[0]
-    if not np.isfinite(values[j]):
-        return float(lam[j - 1])
-    return float(lam[j - 1] + (target - values[j - 1]) * (lam[j] - lam[j - 1])
-                 / (values[j] - values[j - 1]))
-
-
 def max_rate_mean(scenario, lam_sla_poisson: float) -> float:
     """Largest load (per ms) with mean latency ≤ the SLA under the scenario's arrivals:
     exact for Poisson, from the exact MMPP-2 curve or the simulated sweep otherwise."""
@@ -156,7 +120,7 @@ def max_rate_mean(scenario, lam_sla_poisson: float) -> float:
         sweep = data.rate_sweep(data.SIM_FRACTIONS, fit.alpha_ms, fit.tau0_ms, scenario.b_max,
                                 data.N_JOBS, arrivals=arrivals)
         lam, mean = sweep.lam, sweep.mean_latency
-    return largest_rate(lam, mean, scenario.sla_ms)
+    return model.largest_rate_below(lam, mean, scenario.sla_ms)
 
 
 # ------------------------------------------------------------ Poisson vs this traffic
@@ -165,40 +129,37 @@ def choices(scenario) -> tuple:
     return arrivals_input.comparison(scenario.arrivals)
 
 
+def _comparison_point(lam, alpha, tau0, b_max, c):
+    return data.sim_at(lam, alpha, tau0, b_max, c)
+
+
 @memo(32)
-def comparison(alpha, tau0, b_max, lam, choices: tuple, bar=None) -> dict:
-    """At the load ``lam`` (per ms): per choice (mean ms, how, p99 ms); and the p99 at
-    each of ``LOADS`` (ρ) per choice (simulated, the stream of the results table's p99;
-    inf where unstable)."""
+def comparison(alpha, tau0, b_max, lam, choices: tuple, bar=None):
+    """At the load ``lam`` (per ms): per choice the mean latency (exact where theory
+    allows) and the simulated p99; and the p99 at each of ``LOADS`` (ρ) per choice
+    (simulated, the stream of the results table's p99; inf where unstable):
+    ``engine.batching.traffic.traffic_comparison``."""
     cap = float(batching.capacity(alpha, tau0, b_max))
-    loads = [r / alpha for r in LOADS]
-    steps, done = len(choices) * (len(loads) + 1), 0
-    table, p99 = [], []
-    for c in choices:
-        mean, how = mean_at(lam, alpha, tau0, b_max, c) if lam < cap else (math.inf, "")
-        run = data.sim_at(lam, alpha, tau0, b_max, c)
-        table.append((c, mean, how, math.inf if run is None else run.p99))
-        row = []
-        for x in loads:
-            done += 1
-            if bar is not None:
-                bar.progress(done / steps, f"{c.label}: simulating ρ = {x * alpha:.2f}…")
-            got = data.sim_at(x, alpha, tau0, b_max, c) if x < cap else None
-            row.append(math.inf if got is None else got.p99)
-        p99.append(np.array(row))
-    return {"table": tuple(table), "rho": np.array(LOADS), "p99": tuple(p99)}
+    loads = model.comparison_loads(alpha)
+    means = [mean_at(lam, alpha, tau0, b_max, c) if lam < cap else (math.inf, "")
+             for c in choices]
+    here = over_points(_comparison_point, [(lam, alpha, tau0, b_max, c) for c in choices])
+    over = over_points(_comparison_point, [(float(x), alpha, tau0, b_max, c)
+                                            for c in choices for x in loads], bar,
+                       "Simulating the arrival processes…")
+    rows = [over[i * loads.size:(i + 1) * loads.size] for i in range(len(choices))]
+    return model.traffic_comparison(means, here, rows, alpha)
 
 
-def rows(found: dict) -> list[dict]:
+def rows(choices: tuple, found) -> list[dict]:
     """The comparison table: one row per arrival process."""
-    base = found["table"][0][3]
     out = []
-    for c, mean, how, p99 in found["table"]:
-        ratio = p99 / base if math.isfinite(p99) and math.isfinite(base) and base > 0 else None
+    for c, mean, how, p99, ratio in zip(choices, found.mean_latency_ms, found.how,
+                                        found.p99_ms, found.p99_vs_poisson):
         out.append({"arrivals": c.label, "inter-arrival SCV": f"{c.scv:.3g}",
                     "mean latency (ms)": f"{mean:.3g} ({how})" if math.isfinite(mean)
                     else "∞ (unstable)",
                     "p99 latency (ms, simulated)": f"{p99:.3g}" if math.isfinite(p99)
                     else "∞ (unstable)",
-                    "p99 vs Poisson": "n/a" if ratio is None else f"{ratio:.2f}×"})
+                    "p99 vs Poisson": "n/a" if not math.isfinite(ratio) else f"{ratio:.2f}×"})
     return out

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
-
+from engine.batching.profile import sorted_profile
 from ui.uploads import decode_text, find_column, numeric_column, read_csv_table
 
 PROFILE_COLUMNS = {
@@ -27,8 +26,8 @@ def parse_profile_csv(data: bytes | str) -> dict:
     """Batch-size profile: columns batch_size, throughput_per_s and optional power_w.
 
     Returns {"batch_size", "throughput_per_s", "power_w" (or None)} as float arrays
-    sorted by batch size.  Raises ``ValueError`` naming the column and row
-    (``NotAPlainProfile`` when a required column is missing).
+    sorted by batch size (``engine.batching.profile.sorted_profile``).  Raises ``ValueError``
+    naming the column and row (``NotAPlainProfile`` when a required column is missing).
     """
     frame = read_csv_table(data)
     cols = {key: find_column(frame, names) for key, names in PROFILE_COLUMNS.items()}
@@ -39,14 +38,7 @@ def parse_profile_csv(data: bytes | str) -> dict:
     if len(frame) < 2:
         raise ValueError(f"need at least 2 rows to fit a line, got {len(frame)}")
     out = {key: numeric_column(frame, col, key) for key, col in cols.items() if col is not None}
-    b = out["batch_size"]
-    if np.any(b != np.round(b)):
-        raise ValueError("column 'batch_size': batch sizes must be whole numbers")
-    if np.unique(b).size != b.size:
-        raise ValueError("column 'batch_size': each batch size may appear only once")
-    order = np.argsort(b)
-    return {"batch_size": b[order], "throughput_per_s": out["throughput_per_s"][order],
-            "power_w": out["power_w"][order] if "power_w" in out else None}
+    return sorted_profile(out["batch_size"], out["throughput_per_s"], out.get("power_w"))
 
 
 def text_digest(text: str | None) -> str | None:

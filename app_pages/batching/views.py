@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from engine.batching import LOAD_UNITS, load_in
+from engine.batching import LOAD_UNITS, delay_grid_ms, load_in, rate_from_load
 from app_pages.batching import data, traffic
 from app_pages.batching import figures as figs
 from ui.arrivals_input import POISSON
@@ -64,6 +64,11 @@ ERRATA = [
 ]
 
 
+def work_limit(alpha_ms) -> float:
+    """The load axis's end: 1/α per ms, the capacity per-request work allows (ρ = 1)."""
+    return float(rate_from_load(1.0, alpha_ms, "rho"))
+
+
 def _x(lam, scenario, fit, unit=None):
     """Arrival rates (per ms) on the chart's load axis (``unit``: the scenario's)."""
     return load_in(np.asarray(lam, dtype=float), fit.alpha_ms, unit or scenario.load_unit)
@@ -80,7 +85,7 @@ def marker(scenario, here, baseline) -> dict:
 def _delays(scenario, fit, lam):
     return data.delay_sweep(lam, fit.alpha_ms, fit.tau0_ms, scenario.b_max,
                             scenario.preferred_batch_size,
-                            data.delay_grid(fit.alpha_ms, fit.tau0_ms), data.N_JOBS)
+                            delay_grid_ms(fit.alpha_ms, fit.tau0_ms), data.N_JOBS)
 
 
 def figures(view: str, scenario, point) -> tuple:
@@ -96,9 +101,9 @@ def figures(view: str, scenario, point) -> tuple:
 def _compare(scenario, lam_per_ms: float, choices: tuple) -> tuple:
     fit = scenario.fit
     found = traffic.comparison(fit.alpha_ms, fit.tau0_ms, scenario.b_max, lam_per_ms, choices)
-    x = _x(found["rho"] / fit.alpha_ms, scenario, fit)
+    x = _x(found.lam_per_ms, scenario, fit)
     return (("poisson_vs_traffic", figs.traffic_figure(
-        [(c.label, x, p99) for (c, *_), p99 in zip(found["table"], found["p99"])],
+        [(c.label, x, p99) for c, p99 in zip(choices, found.p99_over_loads_ms)],
         x_title=X_TITLES[scenario.load_unit], sla_ms=scenario.sla_ms)),)
 
 
@@ -112,7 +117,7 @@ def _figures(view: str, scenario, point) -> tuple:
     x = _x(c.lam, scenario, fit)
     axes = dict(x_title=X_TITLES[scenario.load_unit],
                 unstable_at=float(_x(c.capacity, scenario, fit)),
-                x_max=float(_x(1.0 / alpha, scenario, fit)))
+                x_max=float(_x(work_limit(alpha), scenario, fit)))
     if view == LATENCY:
         return (("latency", _latency(scenario, c, sweep, point.baseline)),)
     if view == ENERGY:
@@ -161,7 +166,8 @@ def _latency(scenario, c, sweep, base):
     fit, arrivals = scenario.fit, scenario.arrivals
     unit = scenario.load_unit if base is None else ABSOLUTE
     baseline = None if base is None else data.curves(*base)
-    x_max = 1.0 / fit.alpha_ms if base is None else max(1.0 / fit.alpha_ms, 1.0 / base[0])
+    x_max = work_limit(fit.alpha_ms) if base is None else max(work_limit(fit.alpha_ms),
+                                                             work_limit(base[0]))
     other, sim_name = None, "simulation ±95% CI"
     if arrivals.kind == "mmpp2":
         lam, mean = traffic.mmpp2_curve(fit.alpha_ms, fit.tau0_ms, scenario.b_max, arrivals)
@@ -232,6 +238,6 @@ def captions(view: str, scenario, point) -> list[str]:
             f" The percentiles are simulated under {arrivals.label}; the Triton batcher "
             "under Poisson arrivals.")
         return [f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
-                f"gives the smallest p99 ({ds.p99.min():.3g} ms; greedy: "
+                f"gives the smallest p99 ({ds.best_p99:.3g} ms; greedy: "
                 f"{ds.greedy_p99:.3g} ms).{poisson}"]
     return []

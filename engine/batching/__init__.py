@@ -12,6 +12,9 @@ Times in any one unit (the presets use ms, so λ is per ms).
 * ``sim``         the discrete-event simulator (greedy and Triton-style batchers)
 * ``closed_loop`` N clients in a loop (perf_analyzer's fixed concurrency), several copies
 * ``closed_sim``  the closed-loop simulator
+* ``traffic``     under other arrivals: which result answers, the MMPP-2 curve, the
+                  operating point, "Poisson vs this traffic"
+* ``profile``     a measured batch profile, checked and sorted
 * ``mmpp``        exact means under MMPP-2 (bursty) arrivals: ``mean_latency_mmpp2``
                   (its chain in ``mmpp_chain``, the counting matrices in ``map_counts``)
 
@@ -30,7 +33,8 @@ from . import exact
 from .closed_loop import ClosedLoop, closed_loop
 from .closed_sim import ClosedLoopSimResult, simulate_closed_loop
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
-                      busy_split, cost_per_million, energy_per_request_at_power,
+                      busy_split, cost_per_million, datasheet_power_w, delay_grid_ms,
+                      energy_per_request_at_power,
                       max_rate_for_mean_latency, max_rate_for_p99,
                       merge_delay_sweeps, operating_point_at, rate_seed, simulate_rate,
                       simulate_rates, sweep_from_results, sweep_queue_delay, validation)
@@ -43,6 +47,9 @@ from .formulas import (LOAD_UNITS, MEAN_BATCH, RATE_PER_S, RHO, batch_energy, be
 from .means import (DynamicBatching, Stationary, energy_efficiency, mean_batch_size, mean_latency,
                     mean_wait, stationary, utilization)
 from .mmpp import Mmpp2Batching, mean_latency_mmpp2
+from .profile import batch_size_grid, sorted_profile
+from .traffic import (TrafficComparison, comparison_loads, largest_rate_below, loads_of_capacity,
+                      mean_under, mmpp2_curve, operating_point_under, traffic_comparison)
 from .sim import BatchingSimResult, SimRecords, simulate_batching, simulate_records, summarize
 
 __all__ = [
@@ -63,6 +70,9 @@ __all__ = [
     "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
     "ClosedLoop", "closed_loop", "ClosedLoopSimResult", "simulate_closed_loop",
     "Mmpp2Batching", "mean_latency_mmpp2",
+    "datasheet_power_w", "delay_grid_ms", "batch_size_grid", "sorted_profile",
+    "TrafficComparison", "comparison_loads", "largest_rate_below", "loads_of_capacity",
+    "mean_under", "mmpp2_curve", "operating_point_under", "traffic_comparison",
 ]
 
 

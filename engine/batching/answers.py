@@ -140,6 +140,18 @@ class DelaySweep:
     best_delay_ms: float          # the delay with the smallest p99
     greedy_p99: float             # the paper's greedy policy (delay 0)
 
+    @property
+    def best_p99(self) -> float:
+        """The smallest p99 over the delays (at ``best_delay_ms``)."""
+        return float(np.min(self.p99))
+
+
+def delay_grid_ms(alpha_ms, tau0_ms, n_points=13) -> tuple:
+    """Max queue delays to try (ms): 0 to four single-request batch times 4τ[1] = 4(α + τ0)
+    (eq 25), ``n_points`` evenly spaced, rounded to 4 decimals (a cache key)."""
+    top = 4.0 * (float(ALPHA.check(alpha_ms, "alpha_ms")) + float(TAU0.check(tau0_ms, "tau0_ms")))
+    return tuple(round(float(x), 4) for x in np.linspace(0.0, top, int(n_points)))
+
 
 def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
                       n_jobs=200_000, seed=0,
@@ -202,6 +214,19 @@ def energy_per_request_at_power(rate_per_s, utilization, busy_power_w, idle_powe
     idle = POWER.check(idle_power_w, "idle_power_w")
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(rate > 0, (busy * u + idle * (1.0 - u)) / rate, np.inf)[()]
+
+
+def datasheet_power_w(prices) -> dict:
+    """{batch-profile preset id: (W its GPUs draw at most, the hardware's name, its source)}:
+    the board power of one GPU × the GPUs the profile ran on, for each hardware price
+    preset (``engine.presets.hardware_prices().values()``); the busy power
+    ``energy_per_request_at_power`` takes where a profile has no measured power."""
+    out = {}
+    for price in prices:
+        watts = float(POWER.check(price.board_power_w, "board_power_w"))
+        for pid, gpus in price.gpus_per_profile:
+            out[pid] = (watts * gpus, price.name, price.source)
+    return out
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def _cycle_from_start(n, a, t0, b, c):
     group returns the instant its batch ends, when only its own copy is free)."""
     k = np.floor(n / b)
     r = n - k * b
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # r = 0 branch unused
         part = np.where(r > 0, r / (a * r + t0), 0.0)
         batches = k / (a * b + t0) + np.where(r > 0, 1.0 / (a * r + t0), 0.0)
     x = k * b / (a * b + t0) + part

@@ -664,7 +664,9 @@ def test_mean_latency_mmpp2(alpha, overhead, b_max, load, ratio, share, period, 
     m = MMPP2(ratio * r2, r2, 1.0 / (cycle * share), 1.0 / (cycle * (1.0 - share)))
     r = b_mmpp.mean_latency_mmpp2(m, alpha, tau0, b_max)
     assert_no_nan(r)
-    unstable = not bool(batching.below_capacity(m.rate, alpha, tau0, b_max))
+    # the chain's λ = φ D1 1 may differ from m.rate in the last bit: judge at its own λ
+    assert close(r.arrival_rate, m.rate, 1e-12)
+    unstable = not bool(batching.below_capacity(r.arrival_rate, alpha, tau0, b_max))
     assert r.stable == (not unstable)
     for name in ("mean_latency", "mean_wait", "mean_processing"):
         assert_inf_iff(getattr(r, name), unstable, name)
@@ -685,3 +687,188 @@ def test_mean_latency_mmpp2(alpha, overhead, b_max, load, ratio, share, period, 
 
 FUZZED[b_mmpp] = {"mean_latency_mmpp2": test_mean_latency_mmpp2,
                   "Mmpp2Batching": (test_mean_latency_mmpp2, "mean_latency_mmpp2")}
+
+
+# ============================================================ engine.batching: other arrivals
+
+from types import SimpleNamespace  # noqa: E402
+
+from engine.batching import profile as b_profile, traffic as b_traffic  # noqa: E402
+
+
+@FUZZ_VECTOR
+@given(valid(ALPHA), valid(TAU0), b_maxes(), sweep(st.floats(1e-3, 0.999)),
+       sweep(st.floats(0.0, 50.0)), st.floats(0.0, 60.0), st.integers(0, POINTS),
+       st.sampled_from([-0.1, 1.0, 1.5, math.nan, "x"]))
+def test_traffic_loads_and_largest_rate(alpha, tau0, b_max, fractions, steps, target, miss,
+                                        bad):
+    """loads_of_capacity: f × capacity (eqs 26-27); comparison_loads: ρ/α;
+    largest_rate_below over an increasing latency: 0 when the first load misses, the last
+    load when none does, else on the chord between the loads around the first miss (its
+    end when that miss is infinite); bad fractions and mismatched arrays name themselves."""
+    f = np.sort(fractions)
+    lam = b_traffic.loads_of_capacity(alpha, tau0, b_max, f)
+    assert close(lam, f * float(batching.capacity(alpha, tau0, b_max)), 1e-15)
+    assert close(b_traffic.comparison_loads(alpha, f), f / alpha, 1e-15)
+    values = np.cumsum(steps) + 1.0                      # a latency growing with λ
+    if miss < POINTS:
+        values[miss:] = np.inf if miss % 2 else values[miss:]
+    got = b_traffic.largest_rate_below(lam, values, target)
+    ok = values <= target
+    if not ok[0]:
+        assert got == 0.0
+    elif ok.all():
+        assert got == lam[-1]
+    else:
+        j = int(np.flatnonzero(~ok)[0])
+        assert lam[j - 1] <= got <= lam[j]
+        if np.isfinite(values[j]):
+            share = (target - values[j - 1]) / (values[j] - values[j - 1])   # of the step
+            assert 0.0 <= share < 1.0
+            assert close(got, lam[j - 1] + share * (lam[j] - lam[j - 1]), 1e-12)
+        else:
+            assert got == lam[j - 1]
+    for fn in (b_traffic.loads_of_capacity, b_traffic.comparison_loads,
+               b_traffic.largest_rate_below):
+        tally(fn, POINTS)
+    raises_naming("fractions", b_traffic.loads_of_capacity, alpha, tau0, b_max, [bad])
+    raises_naming("loads", b_traffic.comparison_loads, alpha, [bad])
+    raises_naming("alpha_ms", b_traffic.comparison_loads, -alpha, f)
+    raises_naming("lam_per_ms", b_traffic.largest_rate_below, lam, values[:-1], target)
+
+
+@FUZZ_VECTOR
+@given(sweep(st.floats(1e-4, 10.0)), st.integers(0, POINTS), valid(ALPHA), valid(TAU0),
+       valid(BETA), valid(C0), st.floats(1.0, 64.0), st.one_of(st.just(0.0), st.floats(1e-6, 1.0)),
+       st.floats(0.0, 10.0), st.floats(0.0, 1.0))
+def test_traffic_means_and_operating_point(lam, diverge, alpha, tau0, beta, c0, size, busy,
+                                           gpu, kwh):
+    """mmpp2_curve: the solver's E[W] at each load, NaN from the first unconverged one,
+    which is the last solved; mean_under picks Poisson, else a converged chain, else the
+    simulation (inf without one); operating_point_under puts the chosen means in the
+    operating point with η = 1/(β + c0/E[B]) (eq 19), the cost and busy split following."""
+    lam = np.sort(lam)
+    solved = []
+
+    def solve(x):
+        solved.append(x)
+        return SimpleNamespace(converged=len(solved) <= diverge, mean_latency=2.0 * x + 1.0)
+
+    moved = []
+    got_lam, mean = b_traffic.mmpp2_curve(lam, solve, moved.append)
+    assert np.array_equal(got_lam, lam) and len(solved) == min(diverge + 1, lam.size)
+    assert np.array_equal(mean[:diverge], 2.0 * lam[:diverge] + 1.0)
+    assert np.all(np.isnan(mean[diverge:])) and moved[-1] == len(solved) / lam.size
+    run = SimpleNamespace(mean_latency=3.0, mean_wait=1.0, mean_batch_size=size,
+                          utilization=busy, p99=9.0)
+    chain = SimpleNamespace(converged=True, mean_latency=4.0, mean_wait=2.0,
+                            mean_batch_size=size, utilization=busy)
+    assert b_traffic.mean_under(5.0, chain, run) == (5.0, b_traffic.EXACT)
+    assert b_traffic.mean_under(None, chain, run) == (4.0, b_traffic.EXACT)
+    off = SimpleNamespace(**{**vars(chain), "converged": False})
+    assert b_traffic.mean_under(None, off, run) == (3.0, b_traffic.SIMULATED)
+    assert b_traffic.mean_under(None, off, None) == (math.inf, b_traffic.SIMULATED)
+    x = float(lam[0]) * 1e-3 / alpha                   # stable: well below 1/α
+    here = batching.operating_point_at(x, alpha, tau0, None, beta, c0, gpu, kwh)
+    assert b_traffic.operating_point_under(here, alpha, tau0) is here
+    for src, other in ((chain, None), (off, run)):
+        p = b_traffic.operating_point_under(here, alpha, tau0, src, other, beta, c0, gpu, kwh)
+        used = chain if src is chain else run
+        assert p.mean_latency_ms == used.mean_latency and p.mean_wait_ms == used.mean_wait
+        assert p.mean_batch_size == size and p.utilization == busy
+        assert close(p.energy_efficiency_per_j, 1.0 / (beta + c0 / size), 1e-12)
+        usd = (gpu / 3600.0 / (x * 1000.0) + p.joules_per_request / 3.6e6 * kwh) * 1e6
+        assert close(p.usd_per_million, usd, 1e-9)
+        assert close(p.work_share + p.overhead_share, busy, 1e-12)
+        assert close(p.work_share * tau0, p.overhead_share * alpha * size, 1e-9)
+    for fn in (b_traffic.mmpp2_curve, b_traffic.mean_under, b_traffic.operating_point_under):
+        tally(fn, POINTS)
+    raises_naming("lam_per_ms", b_traffic.mmpp2_curve, -lam, solve)
+
+
+@FUZZ_VECTOR
+@given(st.lists(st.floats(1e-3, 1e6), min_size=1, max_size=4), valid(ALPHA),
+       st.integers(0, 3), st.booleans())
+def test_traffic_comparison(p99s, alpha, n_unstable, poisson_unstable):
+    """traffic_comparison: per process its mean and how, p99 (inf for an unstable run),
+    p99 over Poisson's (NaN where either is infinite) and the p99 over the loads ρ/α."""
+    runs = [SimpleNamespace(p99=p) for p in p99s]
+    if poisson_unstable:
+        runs[0] = None
+    means = [(float(i), "exact") for i in range(len(runs))]
+    over = [[SimpleNamespace(p99=p)] * (len(b_traffic.LOADS) - n_unstable)
+            + [None] * n_unstable for p in p99s]
+    c = b_traffic.traffic_comparison(means, runs, over, alpha)
+    base = math.inf if poisson_unstable else p99s[0]
+    for run, p, ratio in zip(runs, c.p99_ms, c.p99_vs_poisson):
+        assert p == (math.inf if run is None else run.p99)
+        assert (math.isnan(ratio) if math.isinf(base) or math.isinf(p)
+                else close(ratio, p / base, 1e-12))
+    assert c.mean_latency_ms == tuple(m for m, _ in means) and c.how == ("exact",) * len(runs)
+    assert close(c.lam_per_ms, np.array(b_traffic.LOADS) / alpha, 1e-15)
+    for row, p in zip(c.p99_over_loads_ms, p99s):
+        assert np.sum(np.isinf(row)) == n_unstable and np.all(row[np.isfinite(row)] == p)
+    tally(b_traffic.traffic_comparison, POINTS)
+    raises_naming("alpha_ms", b_traffic.traffic_comparison, means, runs, over, 0.0)
+
+
+@FUZZ_VECTOR
+@given(st.lists(st.integers(1, 4096), min_size=2, max_size=12, unique=True),
+       st.floats(1e-3, 1e6), st.booleans(), st.integers(2, 200),
+       st.sampled_from([1.5, 0.0, -2.0, math.nan]))
+def test_batch_profile(sizes, scale, with_power, n_points, bad):
+    """sorted_profile: the columns sorted together by batch size; whole, distinct sizes and
+    2 rows at least, or a ValueError naming the column; batch_size_grid: whole sizes from 1
+    to 1.5 × the largest, increasing."""
+    thr = [scale * b / (b + 1.0) for b in sizes]
+    power = [100.0 + b for b in sizes] if with_power else None
+    p = b_profile.sorted_profile(sizes, thr, power)
+    order = np.argsort(sizes)
+    assert p["batch_size"].tolist() == sorted(float(b) for b in sizes)
+    assert np.array_equal(p["throughput_per_s"], np.asarray(thr)[order])
+    assert (p["power_w"] is None) == (not with_power)
+    if with_power:
+        assert np.array_equal(p["power_w"], np.asarray(power, float)[order])
+    grid = b_profile.batch_size_grid(max(sizes), n_points)
+    assert grid[0] == 1 and np.all(np.diff(grid) > 0) and np.all(grid == np.round(grid))
+    assert grid[-1] <= 1.5 * max(sizes) + 0.5
+    tally(b_profile.sorted_profile, POINTS)
+    tally(b_profile.batch_size_grid, POINTS)
+    raises_naming("batch_size", b_profile.sorted_profile, [sizes[0], bad], thr[:2])
+    raises_naming("only once", b_profile.sorted_profile, [sizes[0], sizes[0]], thr[:2])
+    raises_naming("throughput_per_s", b_profile.sorted_profile, sizes[:2], [thr[0], -1.0])
+    raises_naming("largest", b_profile.batch_size_grid, bad if bad < 1 else math.inf)
+
+
+@FUZZ_VECTOR
+@given(valid(ALPHA), valid(TAU0), st.integers(2, 40), st.floats(1.0, 1000.0),
+       st.lists(st.integers(1, 16), min_size=1, max_size=4))
+def test_delay_grid_and_datasheet_power(alpha, tau0, n, watts, gpus):
+    """delay_grid_ms: n delays from 0 to 4(α + τ0) evenly spaced (to 4 decimals);
+    datasheet_power_w: board power × GPUs per profile, naming a bad power."""
+    grid = b_answers.delay_grid_ms(alpha, tau0, n)
+    assert len(grid) == n and grid[0] == 0.0
+    assert abs(grid[-1] - 4.0 * (alpha + tau0)) <= 5e-5 + 1e-12 * grid[-1]
+    price = SimpleNamespace(board_power_w=watts, name="gpu", source="sheet",
+                            gpus_per_profile=tuple((f"p{i}", g) for i, g in enumerate(gpus)))
+    got = b_answers.datasheet_power_w([price])
+    assert got == {f"p{i}": (watts * g, "gpu", "sheet") for i, g in enumerate(gpus)}
+    tally(b_answers.delay_grid_ms, POINTS)
+    tally(b_answers.datasheet_power_w, POINTS)
+    raises_naming("alpha_ms", b_answers.delay_grid_ms, -alpha, tau0)
+    raises_naming("board_power_w", b_answers.datasheet_power_w,
+                  [SimpleNamespace(**{**vars(price), "board_power_w": -1.0})])
+
+
+FUZZED[b_answers].update({"delay_grid_ms": test_delay_grid_and_datasheet_power,
+                          "datasheet_power_w": test_delay_grid_and_datasheet_power})
+FUZZED[b_traffic] = {
+    "loads_of_capacity": test_traffic_loads_and_largest_rate,
+    "comparison_loads": test_traffic_loads_and_largest_rate,
+    "largest_rate_below": test_traffic_loads_and_largest_rate,
+    "mmpp2_curve": test_traffic_means_and_operating_point,
+    "mean_under": test_traffic_means_and_operating_point,
+    "operating_point_under": test_traffic_means_and_operating_point,
+    "traffic_comparison": test_traffic_comparison,
+    "TrafficComparison": (test_traffic_comparison, "traffic_comparison")}
+FUZZED[b_profile] = {"sorted_profile": test_batch_profile, "batch_size_grid": test_batch_profile}
