@@ -615,3 +615,13 @@ def rounded(values, decimals: int):
     """Numbers (a scalar or an array) rounded to ``decimals`` places for a displayed table
     (display only: the engine's numbers stay exact)."""
     return np.round(values, decimals)
+
+
+def significant(values, digits: int = 4):
+    """Numbers (a scalar or an array) rounded to ``digits`` significant digits for a
+    displayed table, nan and inf kept (display only: the engine's numbers stay exact)."""
+    x = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.where(np.isfinite(x) & (x != 0), np.floor(np.log10(np.abs(x))), 0)
+        scale = 10.0 ** (digits - 1 - mag)
+        return np.where(np.isfinite(x), np.round(x * scale) / scale, x)

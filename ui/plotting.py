@@ -230,14 +230,16 @@ _HLINE_LABEL = {"top left": (0, "left", "bottom"), "top right": (1, "right", "bo
 
 
 def line_label(line: dict, text: str, position: str = "top right", *, log_y: bool = False,
-               **props) -> dict:
+               log_x: bool = False, **props) -> dict:
     """A label for a ``vline``/``hline`` shape, placed like ``annotation_text`` with
     ``annotation_position`` of ``add_vline``/``add_hline``; ``log_y``: the line is
     horizontal on a log y axis (Plotly places annotations there by log10 of the value;
-    shapes by the value itself); ``props``: other annotation properties (font, ...)."""
+    shapes by the value itself); ``log_x``: the line is vertical on a log x axis (the
+    same); ``props``: other annotation properties (font, ...)."""
     if line["yref"] == "y domain":                       # vertical line
         y, xanchor, yanchor = _VLINE_LABEL[position]
-        where = dict(x=line["x0"], xref="x", y=y, yref="y domain")
+        x = float(np.log10(line["x0"])) if log_x else line["x0"]
+        where = dict(x=x, xref="x", y=y, yref="y domain")
     else:
         x, xanchor, yanchor = _HLINE_LABEL[position]
         y = float(np.log10(line["y0"])) if log_y else line["y0"]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import io
 import re
 
-import numpy as np
 import pandas as pd
 
-from engine.core.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
+from engine.core.token_laws import (MAX_TOKEN_GRID, EmpiricalTokens, invalid_token_count,
+                                    nonzero_token_counts)
 from engine.measured import read_trace
 from engine.measured.formats import ARRIVAL_NAMES, OUTPUT_TOKEN_NAMES
 from ui.uploads import decode_text, normalise_columns
@@ -109,11 +109,10 @@ def trace_token_sample(text: str, max_rows: int = MAX_TOKEN_ROWS) -> TokenSample
         raise ValueError(f"{tokens.size:,} requests; at most {max_rows:,} are accepted")
     notes = [f"{trace.n_requests:,} requests over {duration_text(trace.duration_s)}, their "
              "generated (output) tokens taken as the sample", *trace.notes]
-    zero = int(np.sum(tokens == 0))
+    tokens, zero = nonzero_token_counts(tokens)
     if zero:
         notes.append(f"{zero:,} request{'s' * (zero != 1)} with 0 generated tokens left out "
                      "(a token law counts from 1 token)")
-        tokens = tokens[tokens > 0]
     if tokens.size < 2:
         raise ValueError(f"need at least 2 requests with output tokens, got {tokens.size}")
     big = tokens > MAX_TOKEN_GRID
@@ -165,13 +164,12 @@ def parse_token_counts(data: bytes | str, max_rows: int = MAX_TOKEN_ROWS) -> Emp
     raw = frame[column].fillna("").str.strip()
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     offset = 2 if header is not None else 1
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r} is not a number")
-    bad = (values < 1) | (values != np.round(values)) | (values > MAX_TOKEN_GRID)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    problem = invalid_token_count(values)
+    if problem is not None:
+        i, why = problem
+        if why == "nan":
+            raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r} is not a "
+                             f"number")
         raise ValueError(f"column '{column}', row {i + offset}: {raw.iloc[i]!r}; token counts "
                          f"must be whole numbers ≥ 1 (at most {MAX_TOKEN_GRID:,})")
     return EmpiricalTokens.from_counts(values, name=f"column '{column}'")

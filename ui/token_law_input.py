@@ -27,6 +27,7 @@ import hashlib
 import streamlit as st
 
 from engine.core import domains, token_laws
+from engine.core.token_laws import mean_tokens
 from engine.presets import token_law_presets
 from ui import share
 from ui.memo import memo
@@ -119,7 +120,7 @@ def parametric(family: str, a: float, b: float) -> TokenLawChoice:
 @memo(16)
 def prompt_mean_tokens(preset_id: str) -> float:
     """Mean prompt tokens of a measured prompt-token law (``PROMPT_PRESETS``)."""
-    return float(PROMPT_PRESETS[preset_id].law().mean())
+    return mean_tokens(PROMPT_PRESETS[preset_id].law())
 
 
 def measured(preset_id: str) -> TokenLawChoice:
@@ -184,7 +185,7 @@ def _empirical(upload_key: str, paste_key: str) -> TokenLawChoice | None:
 def _measured_caption(preset_id: str) -> None:
     p = MEASURED[preset_id]
     st.caption(share.inert(f"Generated tokens of {p.n_requests:,} requests, kept as a "
-                           f"histogram (mean {law(('measured', preset_id)).mean():,.1f} "
+                           f"histogram (mean {mean_tokens(law(('measured', preset_id))):,.1f} "
                            f"tokens). Source: {p.source}."))
 
 

@@ -10,7 +10,8 @@ engine has it).
 """
 from __future__ import annotations
 
-from engine.planner import capacity_plan
+from engine.planner import FAMILIES, capacity_plan
+from engine.planner.families.base import SIMULATED_WEIGHT  # noqa: F401 (the page's words)
 from engine.planner.plan import CONFIRM_RUNS
 from ui.budget import long_running, shared_pool
 from ui.memo import memo
@@ -18,37 +19,22 @@ from ui.memo import memo
 SERIAL_MAX = 3000          # plan_work priced in this process, at most (about 1.2 s)
 AUTO_RUN_MAX = 3000        # plan_work priced without pressing "Price", at most
 AUTO_CONFIRM_MAX = 12_000  # confirm_work run without pressing "Price", at most (about 5 s)
-#: the cost of pricing one configuration, in GPU configurations with Poisson arrivals
-#: (~400 µs each in this process, ``python -m benchmarks planner``): an LLM batch one
-#: solves a chain (2-170 ms), a serving one an approximation over its replica counts
-COST_WEIGHT = {"gpu": 1, "llm": 10, "llm_serving": 2, "llm_disaggregated": 2}
-SIMULATED_WEIGHT = 3       # arrivals not Poisson: priced by simulation (~2.7x)
-#: one simulated request of a serving family's confirmation, in the same units
-#: (a whole fleet ~20 µs per request, the disaggregated sides and link ~5 µs)
-REQUEST_WEIGHT = {"llm_serving": 0.05, "llm_disaggregated": 0.012}
+#: each family's weights (``engine.planner.families``: ``cost_weight``, ``request_weight``)
+COST_WEIGHT = {name: fam.cost_weight for name, fam in FAMILIES.items()}
+REQUEST_WEIGHT = {name: fam.request_weight for name, fam in FAMILIES.items()
+                  if fam.request_weight}
 DISAGGREGATION_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)     # rates: the spec's × these
 
 
 def plan_work(spec, arrivals) -> int:
-    """The cost of pricing the plan's configurations in GPU configurations with Poisson
-    arrivals: a configuration of another family weighs ``COST_WEIGHT``, a non-Poisson
-    one ``SIMULATED_WEIGHT`` times more."""
-    weight = COST_WEIGHT.get(spec.workload, 1) * (1 if arrivals.is_poisson
-                                                  else SIMULATED_WEIGHT)
-    return spec.n_configurations * weight
+    """The cost of pricing the plan's configurations (``Family.work``) under the arrival
+    choice ``arrivals``."""
+    return spec.family.work(spec, arrivals.is_poisson)
 
 
 def confirm_work(spec) -> int:
-    """The cost of confirming a serving plan's cheapest, in the same units: each
-    confirmed configuration and each "one server fewer" check simulates the fleet
-    ``CONFIRM_RUNS`` times (0 for the batch families, whose confirmation the pricing
-    estimate covers)."""
-    fam = spec.family
-    per_request = REQUEST_WEIGHT.get(spec.workload)
-    if per_request is None or not hasattr(fam, "confirm_requests"):
-        return 0
-    runs = (spec.confirm + len(fam.scale_knobs)) * CONFIRM_RUNS
-    return int(runs * fam.confirm_requests(spec) * per_request)
+    """The cost of confirming a serving plan's cheapest (``Family.confirm_work``)."""
+    return spec.family.confirm_work(spec)
 
 
 def waits_for_button(spec, arrivals) -> bool:
@@ -58,8 +44,8 @@ def waits_for_button(spec, arrivals) -> bool:
 
 
 def seconds(spec, arrivals) -> float:
-    """The plan's time in this process, roughly (s): its work at ~400 µs a unit."""
-    return 4e-4 * (plan_work(spec, arrivals) + confirm_work(spec))
+    """The plan's time in this process, roughly (s): ``Family.work_seconds``."""
+    return spec.family.work_seconds(spec, arrivals.is_poisson)
 
 
 def executor_for(work: int):

@@ -153,10 +153,8 @@ def disaggregation(frame, *, rate_unit: str = "requests/s",
     shapes, notes = [], []
     if at_rate is not None:
         line = vline(float(at_rate), color="#444", dash="dashdot", width=1)
-        note = line_label(line, f"the plan's rate: {at_rate:,.4g}",
+        note = line_label(line, f"the plan's rate: {at_rate:,.4g}", log_x=log_x,
                           font=dict(size=11, color="#444"))
-        if log_x:                          # Plotly places annotations by log10 there
-            note["x"] = float(np.log10(at_rate))
         shapes, notes = [line], [note]
     fig.update_layout(hovermode="closest", legend=dict(orientation="h", yanchor="top",
                                                        y=-0.18, xanchor="left", x=0.0),

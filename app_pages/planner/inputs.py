@@ -21,7 +21,7 @@ from ui.arrivals_input import ArrivalChoice
 
 from . import hardware as hw_table
 from . import serving_input, sla_input
-from .data import AUTO_RUN_MAX, COST_WEIGHT, REQUEST_WEIGHT
+from .data import AUTO_RUN_MAX
 from .fields import (CONFIRM, ENERGY, ENERGY_ON, FIELDS, HARDWARE, IMG, KNOB_INPUTS,
                      OUTPUT_LAWS, PCT, RANGE_KNOBS, RATE, SEED, SLA, SWITCHED, TARGET,
                      TARGET_UNIT, TOKEN_LAW, TRUNCATION, VIEW, WORKLOAD, WORKLOADS, uses)
@@ -211,11 +211,11 @@ def count_text() -> str:
             n *= max(0, int(ss[hi.key]) - int(ss[lo.key]) + 1)
         elif knob.name in KNOB_INPUTS:
             n *= len(ss[KNOB_INPUTS[knob.name].field.key])
-    weight = COST_WEIGHT.get(fam.name, 1)
+    weight = fam.cost_weight
     text = (f"{n:,} configurations to price (at most {MAX_CONFIGURATIONS:,}; up to "
             f"{AUTO_RUN_MAX // weight:,} they are priced as you change the inputs, a third "
             "of that with arrivals that are not Poisson; above, on request).")
-    if fam.name in REQUEST_WEIGHT:
+    if fam.request_weight:
         text += (" Confirming the cheapest simulates whole fleets, seconds each: a plan that "
                  "confirms many, or a far percentile, runs on request.")
     return text

@@ -91,7 +91,7 @@ def best_text(plan) -> dict:
             "cost": f"{money_text(b['cost_usd_per_hour'])}/h",
             "per_million": money_text(b["cost_usd_per_million"]),
             "confirmed": _confirmed(spec, b),
-            "utilisation": f"{100 * b['utilization']:.1f} %",
+            "utilization": f"{100 * b['utilization']:.1f} %",
             "energy": f"{format_number(b['energy_j_per_request'], 3)} J",
             "mean": ", ".join(means) + (f" ({b['method']})" if "method" in b else ""),
             "cut": (f"{100 * b['truncated_fraction']:.2f} %" if "truncated_fraction" in b
@@ -118,7 +118,7 @@ def show_best(plan) -> None:
                if batch else t["servers"])
     cols[k].metric(t["servers_label"], servers, help=t["configuration"])
     cols[k + 1].metric("Energy per request", t["energy"],
-                       help=f"Each server busy {t['utilisation']} of the time.")
+                       help=f"Each server busy {t['utilization']} of the time.")
 
 
 def sla_text(spec) -> str:
@@ -148,7 +148,7 @@ def rows(plan, arrivals_label: str, best: bool = True) -> list[tuple[str, str]]:
                 for name, value in t["confirmed"]]
         out += [("Mean latency" if "mean_latency_ms" in plan.best else "Means",
                  t["mean"].removeprefix("mean latency ")),
-                ("Each server busy", t["utilisation"]), ("Energy per request", t["energy"])]
+                ("Each server busy", t["utilization"]), ("Energy per request", t["energy"])]
         if "truncation" in uses(s.family):
             out.append(("Replies the token limit cuts", t["cut"]))
     out += [("Traffic", f"{s.rate_per_s:,.6g} {s.family.load_unit}"),

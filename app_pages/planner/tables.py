@@ -13,6 +13,7 @@ import pandas as pd
 from engine.planner import money_text, ranked_csv
 from engine.planner.families import METRICS
 from engine.planner.price import REASONS
+from ui.export import significant
 from ui.uploads import to_safe_csv
 
 TOP = 20                   # rows of the ranked table
@@ -35,7 +36,7 @@ HEADERS = {"hardware": "hardware", "prefill_hardware": "prefill hardware",
            "gpus": "GPUs", "cost_usd_per_hour": "cost ($/h)",
            "cost_usd_per_million": "$ per million requests", "binding": "binding",
            "sla_ratio": "worst / target", "confirmed": "confirmed",
-           "utilization": "utilisation (%)", "mean_batch_size": "mean batch (requests)",
+           "utilization": "utilization (%)", "mean_batch_size": "mean batch (requests)",
            "energy_j_per_request": "energy (J/request)", "truncated_fraction": "replies cut (%)"}
 MEANS = {"mean_latency_ms": "mean latency", "mean_ttft_ms": "mean TTFT",
          "mean_tpot_ms": "mean TPOT", "mean_e2e_ms": "mean e2e"}
@@ -60,15 +61,6 @@ def sla_rows(spec) -> list[tuple[str, str, tuple]]:
             zip(fam.sla_columns(spec), spec.sla)]
 
 
-def _sig(x, digits: int = 4):
-    """A number rounded to ``digits`` significant digits (nan and inf kept)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mag = np.where(np.isfinite(x) & (x != 0), np.floor(np.log10(np.abs(x))), 0)
-        scale = 10.0 ** (digits - 1 - mag)
-        return np.where(np.isfinite(x), np.round(x * scale) / scale, x)
-
-
 def _headers(spec) -> dict:
     """{column: (header, how to show it)} for every column a table of ``spec`` shows."""
     fam = spec.family
@@ -79,15 +71,15 @@ def _headers(spec) -> dict:
             out[knob.name] = (f"{knob.label} ({knob.unit})", None)
     out["token_limit"] = (HEADERS["token_limit"],
                           lambda v: ["none" if k == 0 else f"{int(k):,}" for k in v])
-    out["capacity_per_s"] = (f"capacity ({fam.load_unit})", _sig)
+    out["capacity_per_s"] = (f"capacity ({fam.load_unit})", significant)
     for c in ("cost_usd_per_hour", "cost_usd_per_million", "energy_j_per_request", "sla_ratio"):
-        out[c] = (HEADERS[c], _sig)
+        out[c] = (HEADERS[c], significant)
     for c in ("utilization", "truncated_fraction"):
-        out[c] = (HEADERS[c], lambda v: _sig(100 * np.asarray(v, float), 3))
-    out["mean_batch_size"] = (HEADERS["mean_batch_size"], lambda v: _sig(v, 3))
+        out[c] = (HEADERS[c], lambda v: significant(100 * np.asarray(v, float), 3))
+    out["mean_batch_size"] = (HEADERS["mean_batch_size"], lambda v: significant(v, 3))
     out["confirmed"] = ("confirmed", lambda v: [CONFIRMED.get(c if isinstance(c, bool) else None,
                                                               NOT_SIMULATED) for c in v])
-    scaled = lambda digits=4: (lambda v: _sig(np.asarray(v, float) * f, digits))  # noqa: E731
+    scaled = lambda digits=4: (lambda v: significant(np.asarray(v, float) * f, digits))  # noqa: E731
     for c, word in MEANS.items():
         out[c] = (f"{word} ({u})", scaled())
     out["method"] = ("mean from" if "mean_latency_ms" in fam.csv_columns(spec)
@@ -181,7 +173,6 @@ def per_hardware_table(plan) -> pd.DataFrame:
     spec, rows = plan.spec, plan.per_hardware
     fam = spec.family
     u, f = latency_unit(spec)
-    low = rows["cost_usd_per_hour"].min()
     shown = sla_rows(spec)
     out = []
     for r in rows.to_dict("records"):
@@ -194,7 +185,7 @@ def per_hardware_table(plan) -> pd.DataFrame:
             continue
         out.append({"candidate": r["hardware"], "servers": servers_text(spec, r),
                     "cost ($/h)": money_text(r["cost_usd_per_hour"]),
-                    "cost against the cheapest": f"× {r['cost_usd_per_hour'] / low:.2f}",
+                    "cost against the cheapest": f"× {r['cost_vs_cheapest']:.2f}",
                     **{f"{name} screened ({u})": f"{r[col] * f:.4g}" for col, name, _ in shown},
                     "verdict": f"meets the SLA with {fam.settings_text(spec, r)}"})
     return pd.DataFrame(out)

@@ -281,3 +281,31 @@ def clipped_tokens(dist, n_max) -> EmpiricalTokens:
         probs = np.bincount(idx, weights=probs, minlength=values.size)
     return EmpiricalTokens(np.asarray(values, dtype=float), np.asarray(probs, dtype=float),
                            int(getattr(dist, "n_samples", 0)))
+
+
+# ------------------------------------------------------------ reading counts
+
+def invalid_token_count(values):
+    """The first entry of ``values`` that is not a token count, as (index, reason):
+    "nan" where it is not a number (NaN or infinite), else "range" where it is not a whole
+    number in [1, ``MAX_TOKEN_GRID``]; None when every entry is a token count."""
+    x = np.asarray(values, dtype=float).ravel()
+    bad = ~np.isfinite(x)
+    if bad.any():
+        return int(np.flatnonzero(bad)[0]), "nan"
+    bad = (x < 1) | (x != np.round(x)) | (x > MAX_TOKEN_GRID)
+    if bad.any():
+        return int(np.flatnonzero(bad)[0]), "range"
+    return None
+
+
+def nonzero_token_counts(tokens) -> tuple[np.ndarray, int]:
+    """(the counts of ``tokens`` above 0, how many were 0): a request that generated no
+    token has no place in a token law, which counts from 1 token."""
+    t = np.asarray(tokens)
+    return t[t > 0], int(np.count_nonzero(t == 0))
+
+
+def mean_tokens(dist) -> float:
+    """E[n], the mean token count of the law ``dist`` (a scipy law or ``EmpiricalTokens``)."""
+    return float(dist.mean())

@@ -55,8 +55,9 @@ class CapacityPlan:
     (energy per request); ``rejected``: one row per candidate that
     never meets the SLA, with ``reason`` and ``detail``; ``per_hardware``: each
     candidate's cheapest configuration meeting the SLA in the screening run and not
-    refuted by the longer runs (its ranked row) or, for a rejected one, a row with ``reason`` and ``detail`` (which hardware is
-    worth it, and by how much); ``best``: the cheapest confirmed
+    refuted by the longer runs (its ranked row) or, for a rejected one, a row with
+    ``reason`` and ``detail`` (which hardware is worth it, and by how much:
+    ``cost_vs_cheapest``, its cost over the cheapest candidate's); ``best``: the cheapest confirmed
     row as a dict (None if none; with ``spec.confirm == 0`` the cheapest screened row,
     its ``confirmed`` NaN); ``answer``: the plan in one sentence, saying which;
     ``fronts``: the cost front against each SLA column and energy (``pareto_latency``
@@ -346,6 +347,9 @@ def capacity_plan(spec: PlanSpec, *, arrivals=None, workload=None, executor=None
         ["cost_usd_per_hour", "hardware"], key=lambda c: c.map(order) if c.name == "hardware"
         else c, na_position="last", kind="stable").reset_index(drop=True) \
         if len(per_hardware) else per_hardware.reset_index(drop=True)
+    if len(per_hardware):           # how much more each candidate costs than the cheapest
+        cost = per_hardware["cost_usd_per_hour"].astype(float)
+        per_hardware["cost_vs_cheapest"] = cost / cost.min()
     first = fam.sla_columns(spec)[0]
     return CapacityPlan(spec=spec, table=table, ranked=ranked, pareto_latency=fronts[first],
                         pareto_energy=fronts["energy_j_per_request"], rejected=rejected,

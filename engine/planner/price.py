@@ -13,7 +13,7 @@ answer is conservative.
 * the latency percentile of the SLA: simulated (the tail has no closed form here), a
   screening run of ``screen_jobs`` requests per configuration; the cheapest
   configurations are confirmed by longer runs (``engine.planner.plan``);
-* utilisation, mean batch size (exact with the mean, else simulated); energy per request
+* utilization, mean batch size (exact with the mean, else simulated); energy per request
   (P_busy·u + P_idle·(1 − u)) / λ_replica, J; cost $/h = R × price; $ per million
   requests = cost / (λ · 3600) · 10⁶; the share of replies the token limit cuts,
   P(n > limit).
@@ -43,7 +43,7 @@ def simulate_configuration(spec: PlanSpec, hardware: str, b_max, queue_delay_ms,
                            replicas, *, arrivals=None, n_jobs=None, seed=None) -> dict:
     """Simulate one replica of a configuration of the GPU batching or LLM batch family:
     the latency percentile, mean latency and its 95 % CI half-width (ms), mean batch
-    size, utilisation.  ``arrivals``: the total stream (an ``engine.arrivals`` process at
+    size, utilization.  ``arrivals``: the total stream (an ``engine.arrivals`` process at
     ``spec.rate_per_s`` per s; None: Poisson)."""
     b_max, queue_delay_ms, token_limit, replicas = _settings(spec, b_max, queue_delay_ms,
                                                              token_limit, replicas)

@@ -387,6 +387,35 @@ def test_jit_switch(backend):
     tally(jit.choose)
 
 
+@FUZZ
+@given(st.lists(st.one_of(st.integers(-3, 10), st.floats(allow_nan=True),
+                          st.just(float(token_laws.MAX_TOKEN_GRID + 1))), max_size=12),
+       st.lists(st.integers(0, 5), max_size=12))
+def test_reading_token_counts(values, tokens):
+    """invalid_token_count: the first entry that is not a number (NaN, ±inf) if any, else
+    the first that is not a whole number in [1, MAX_TOKEN_GRID], else None, written here
+    entry by entry; nonzero_token_counts: the counts above 0 in order and how many were 0;
+    mean_tokens: a law's mean, E[n] (a sample's own mean for its empirical law, the
+    lognormal's exp(μ + σ²/2))."""
+    finite = [math.isfinite(float(v)) for v in values]
+    whole = [f and 1 <= v <= token_laws.MAX_TOKEN_GRID and float(v) == int(v)
+             for v, f in zip(values, finite)]
+    want = ((finite.index(False), "nan") if not all(finite) else
+            (whole.index(False), "range") if not all(whole) else None)
+    assert token_laws.invalid_token_count(values) == want
+    tally(token_laws.invalid_token_count)
+    kept, zero = token_laws.nonzero_token_counts(np.array(tokens, dtype=int))
+    assert kept.tolist() == [t for t in tokens if t > 0] and zero == tokens.count(0)
+    tally(token_laws.nonzero_token_counts)
+    if kept.size:
+        law = token_laws.EmpiricalTokens.from_counts(kept)
+        assert token_laws.mean_tokens(law) == pytest.approx(sum(kept.tolist()) / kept.size,
+                                                             rel=1e-12)
+    assert token_laws.mean_tokens(token_laws.lognormal(5.0, 0.5)) == pytest.approx(
+        math.exp(5.0 + 0.125), rel=1e-12)
+    tally(token_laws.mean_tokens)
+
+
 # ============================================================ engine.core.token_laws: clipped_tokens
 
 CLIP_CAPS = st.one_of(st.integers(1, 3000), st.sampled_from([0, 1, 2, math.inf, 0.0, 7.0]),
@@ -488,7 +517,10 @@ FUZZED = {
         "token_pmf": test_token_laws, "token_quantile": test_token_laws,
         "sample_tokens": test_token_laws, "grid_top": test_token_laws, "law_top": test_token_laws,
         "binned_pmf": test_token_laws, "EmpiricalTokens": test_empirical_tokens,
-        "empirical_from_csv": test_empirical_tokens, "clipped_tokens": test_clipped_tokens},
+        "empirical_from_csv": test_empirical_tokens, "clipped_tokens": test_clipped_tokens,
+        "invalid_token_count": test_reading_token_counts,
+        "nonzero_token_counts": test_reading_token_counts,
+        "mean_tokens": test_reading_token_counts},
 }
 
 

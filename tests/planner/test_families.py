@@ -373,6 +373,22 @@ def test_family_declarations(name, data):
         knobs = batch.batch_knobs(fam.knobs[1])
         tally(batch.batch_knobs)
         assert [k.name for k in knobs] == [k.name for k in fam.knobs]
+    # the work a plan costs: a GPU configuration with Poisson arrivals is the unit (~400 µs);
+    # an LLM batch one solves a chain (10), a serving one an approximation (2); simulated
+    # arrivals 3× more; a serving confirmation 4 runs of each confirmed configuration and
+    # each "one server fewer" check (1 colocated, 2 disaggregated), per request 0.05 / 0.012
+    weight = {"gpu": 1, "llm": 10, "llm_serving": 2, "llm_disaggregated": 2}[name]
+    assert fam.work(default) == default.n_configurations * weight
+    assert fam.work(default, poisson=False) == 3 * default.n_configurations * weight
+    checks_fewer = {"llm_serving": 1, "llm_disaggregated": 2}.get(name)
+    if checks_fewer is None:
+        assert fam.confirm_work(default) == 0
+    else:
+        per_request = {"llm_serving": 0.05, "llm_disaggregated": 0.012}[name]
+        assert fam.confirm_work(default) == int(4 * (default.confirm + checks_fewer)
+                                                * fam.confirm_requests(default) * per_request)
+    assert math.isclose(fam.work_seconds(default),
+                        4e-4 * (fam.work(default) + fam.confirm_work(default)))
     point = data.draw(st.sampled_from(points))
     row = {**point, "hardware": point.get("hardware", "x"), "replicas": point.get("replicas", 1)}
     assert fam.settings_text(default, row) and fam.fleet_text(row)

@@ -318,7 +318,7 @@ def test_price_configuration(spec, llm_b_max, llm_limit, llm_rho, data):
 @given(tiny_gpu_specs(confirm=(0, 0)), st.integers(200, 5000), st.floats(50.0, 99.99),
        st.data())
 def test_simulation_helpers(spec, n_jobs, percentile, data):
-    """simulate_configuration: finite percentile, mean, CI, batch and utilisation for a
+    """simulate_configuration: finite percentile, mean, CI, batch and utilization for a
     stable configuration, the same numbers for the same configuration (its seed:
     configuration_seed, the same state for the same arguments); screen_jobs within its
     bounds and enough for TAIL_JOBS beyond the percentile; replica_arrivals thins."""

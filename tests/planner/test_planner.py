@@ -132,7 +132,7 @@ def test_screening_simulation_agrees_with_exact_mean():
 
 def test_cost_energy_and_instability_by_hand():
     """Cost R × price; $ per million = cost / (rate · 3600) · 1e6; energy per request
-    (P_busy u + P_idle (1 − u)) / λ_R with u the exact utilisation λ_R E[τ[B]]/E[B];
+    (P_busy u + P_idle (1 − u)) / λ_R with u the exact utilization λ_R E[τ[B]]/E[B];
     unstable exactly when λ/R ≥ b/τ[b]."""
     from engine.batching import stationary
     hw = T4.__class__(**{**T4.__dict__, "idle_power_w": 20.0})
@@ -301,3 +301,8 @@ def test_per_hardware_is_each_candidates_cheapest(small_plan):
             assert row.reason in ("unstable", "latency", "energy", "truncation")
     costs = per.cost_usd_per_hour.dropna().to_numpy()
     assert np.all(np.diff(costs) >= 0)
+    # each candidate's cost against the cheapest: the first row is 1, a rejected one NaN
+    ratio = per.cost_vs_cheapest.to_numpy()
+    assert ratio[0] == 1.0
+    assert np.allclose(ratio[: len(costs)], costs / costs[0], rtol=1e-15, atol=0)
+    assert np.isnan(ratio[len(costs):]).all()

@@ -32,6 +32,12 @@ METRICS = {
 }
 
 
+#: the planner's unit of work: pricing one GPU configuration with Poisson arrivals, about
+#: this many seconds in one process (``python -m benchmarks planner``)
+WORK_UNIT_S = 4e-4
+#: a configuration priced by simulation (arrivals not Poisson) weighs this many times more
+SIMULATED_WEIGHT = 3
+
 #: why a configuration fails its SLA, in words (the ``reason`` column)
 REASONS = {"": "meets the SLA", "unstable": "unstable: more load than the replicas can carry",
            "latency": "latency above the target", "energy": "energy per request above the cap",
@@ -88,6 +94,12 @@ class Family:
     #: settings whose increase never makes a configuration slower (more servers):
     #: a configuration that misses on confirmation rules out those with fewer
     scale_knobs: tuple = ("replicas",)
+    #: the cost of pricing one configuration, in ``WORK_UNIT_S`` units (a GPU
+    #: configuration with Poisson arrivals weighs 1)
+    cost_weight: float = 1
+    #: one simulated request of a confirmation, in the same units (0: the pricing's own
+    #: simulation covers the confirmation)
+    request_weight: float = 0.0
 
     # ----------------------------------------------------------- declarations
     def presets(self) -> dict:
@@ -103,6 +115,28 @@ class Family:
             if k.name == name:
                 return k
         raise KeyError(name)
+
+    # ----------------------------------------------------------- the work
+    def work(self, spec, poisson: bool = True) -> int:
+        """The cost of pricing ``spec``'s configurations, in ``WORK_UNIT_S`` units: each
+        weighs ``cost_weight``, ``SIMULATED_WEIGHT`` times more when the arrivals are not
+        Poisson (``poisson`` False)."""
+        return spec.n_configurations * self.cost_weight * (1 if poisson else SIMULATED_WEIGHT)
+
+    def confirm_work(self, spec) -> int:
+        """The cost of confirming ``spec``'s cheapest, in the same units: each confirmed
+        configuration and each "one server fewer" check (one per ``scale_knobs``)
+        simulates ``confirm_runs`` times ``confirm_requests`` requests of
+        ``request_weight`` each (0 where the pricing covers the confirmation)."""
+        if not self.request_weight or not hasattr(self, "confirm_requests"):
+            return 0
+        runs = (spec.confirm + len(self.scale_knobs)) * self.confirm_runs
+        return int(runs * self.confirm_requests(spec) * self.request_weight)
+
+    def work_seconds(self, spec, poisson: bool = True) -> float:
+        """Roughly how long the whole plan takes in one process, s: its pricing and
+        confirmation work at ``WORK_UNIT_S`` a unit."""
+        return WORK_UNIT_S * (self.work(spec, poisson) + self.confirm_work(spec))
 
     # ----------------------------------------------------------- the plan
     def check(self, spec) -> None:
@@ -224,4 +258,5 @@ def ratio_text(value: float, target: float) -> str:
     return f"{(r - 1) * 100:.0f} % over" if r < 2 else f"{r:.3g}× the target"
 
 
-__all__ = ["Family", "Knob", "METRICS", "REASONS", "ratio_text", "sla_column", "sla_text"]
+__all__ = ["Family", "Knob", "METRICS", "REASONS", "SIMULATED_WEIGHT", "WORK_UNIT_S",
+           "ratio_text", "sla_column", "sla_text"]

@@ -142,7 +142,7 @@ class BatchFamily(Family):
         raise NotImplementedError
 
     def exact_mean(self, spec, hw, rate_per_s, b_max, token_limit):
-        """(mean latency ms, mean batch size, utilisation) from the exact model at
+        """(mean latency ms, mean batch size, utilization) from the exact model at
         Poisson arrivals and the greedy batcher, or None."""
         return None
 

@@ -27,6 +27,7 @@ class LlmBatch(BatchFamily):
     title = "LLM, batch model (batch-time and token-law presets)"
     load_unit = "requests/s"
     time_unit = "s"
+    cost_weight = 10          # a chain solved per configuration (2-170 ms)
     hardware_type = Hardware
     hardware_fields = ("name", "price_usd_per_hour", "busy_power_w", "idle_power_w", "k_s",
                        "profile", "source")

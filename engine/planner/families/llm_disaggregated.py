@@ -34,6 +34,8 @@ class LlmServingDisaggregated(ServingFamily):
     name = "llm_disaggregated"
     title = "LLM serving, prefill/decode disaggregated"
     hardware_axes = 2                      # a prefill and a decode candidate
+    cost_weight = 2                        # each side's approximation
+    request_weight = 0.012                 # both sides and the link simulated: ~5 µs a request
     knobs = (Knob("max_num_seqs", "Most requests running at once (max_num_seqs)", "requests",
                   MAX_NUM_SEQS, (64, 128, 256),
                   "vLLM's max_num_seqs on each side."),

@@ -212,6 +212,9 @@ class ServingFamily(Family):
 class LlmServingColocated(ServingFamily):
     name = "llm_serving"
     title = "LLM serving, colocated (vLLM-style replicas)"
+    title = "LLM serving, colocated (vLLM-style replicas)"
+    cost_weight = 2           # an approximation over the replica counts
+    request_weight = 0.05     # a whole fleet simulated: ~20 µs per request
     knobs = (Knob("max_num_seqs", "Most requests running at once (max_num_seqs)", "requests",
                   MAX_NUM_SEQS, (64, 128, 256),
                   "vLLM's max_num_seqs: the requests one step may hold."),
