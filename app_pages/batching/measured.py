@@ -10,6 +10,7 @@ import pandas as pd
 
 from engine.measured import read_batch_profiles, read_concurrency_sweeps
 from engine.measured.online import compare_model_analyzer, compare_profile_online
+from engine.measured.online_terms import read_server_breakdown
 from engine.presets import online_pairs
 from app_pages.batching import figures as figs
 from ui.export import format_percent, rounded
@@ -51,11 +52,22 @@ def pairs() -> dict:
 
 
 @memo(CACHE_SIZE)
-def comparison(key: tuple, instances: int | None, b_max: int | None, _profile, _sweep):
+def server_breakdown(digest: str, _text: str):
+    """The breakdown row of a concurrency-2 perf_analyzer run
+    (``engine.measured.online_terms.read_server_breakdown``)."""
+    return read_server_breakdown(_text)
+
+
+@memo(CACHE_SIZE)
+def comparison(key: tuple, instances: int | None, b_max: int | None, _profile, _sweep,
+               breakdown_digest: str | None = None, _breakdown=None):
     """``compare_profile_online`` of the offline profile and online sweep that ``key``
     names (the pair's id, or the files' digests and table labels); ``instances`` and
-    ``b_max`` None: the online table's."""
-    return compare_profile_online(_profile, _sweep, instances=instances, b_max=b_max)
+    ``b_max`` None: the online table's; ``_breakdown`` (named by its file's digest): a
+    breakdown run that measures the front end and the GPU share.  With the band of the
+    unknown GPU share where no breakdown measures it."""
+    return compare_profile_online(_profile, _sweep, instances=instances, b_max=b_max,
+                                  breakdown=_breakdown, band=True)
 
 
 def deployment(label: str) -> str:
@@ -96,8 +108,10 @@ def summary_sentence(comp) -> str:
 
 
 def summary_rows(comp) -> list[tuple[str, str]]:
-    """(label, value with units) of the comparison: errors, fitted parameters, server."""
+    """(label, value with units) of the comparison: errors, the model's terms, server."""
     p = comp.prediction
+    share = ("not measured (the capacity averaged over 0 to 1)" if p.gpu_share is None
+             else f"{p.gpu_share:.3g} (breakdown run)")
     return [
         ("Throughput error, median |error|", format_percent(comp.median_abs_throughput_error, 1)),
         ("Throughput error, max |error|", format_percent(comp.max_abs_throughput_error, 1)),
@@ -105,18 +119,59 @@ def summary_rows(comp) -> list[tuple[str, str]]:
         ("Mean latency error, max |error|", format_percent(comp.max_abs_latency_error, 1)),
         ("Model instances", f"{p.instances}"),
         ("Batch-size limit b_max", "none" if p.b_max is None else f"{p.b_max:g} requests"),
+        ("Offline throughput peaks at", "—" if p.saturation_batch is None
+         else f"b = {p.saturation_batch}"),
         ("Time per request in a batch (α)", f"{p.alpha_ms:.4g} ms"),
         ("Fixed time per batch (τ0)", f"{p.tau0_ms:.4g} ms"),
         ("R² of the offline line", f"{p.r2:.4f}"),
         ("Front-end time per request", f"{p.transfer_ms:.3g} ms"),
+        ("GPU share of a batch (γ)", share),
+        ("Batch time stretched by GPU sharing", f"{p.sharing_factor:.3g}×"),
         ("Closed loop solved by", p.method),
     ]
 
 
+def terms_text(comp) -> str:
+    """Markdown: which terms were read off the data and which were assumed."""
+    p = comp.prediction
+    out = "**Terms read off the measurements**\n\n" + "\n".join(f"- {t}" for t in p.identified)
+    if p.assumed:
+        out += "\n\n**Terms assumed**\n\n" + "\n".join(f"- {t}" for t in p.assumed)
+    return out
+
+
+def narrowing_sentence(without, with_file=None) -> str:
+    """How much a breakdown run narrows the prediction at the highest concurrency: the
+    band of the unknown GPU share (``without``'s), and the point ``with_file`` gives."""
+    p = without.prediction
+    if p.throughput_low_per_s is None:
+        return ""
+    n = without.concurrency[-1]
+    low, high = p.throughput_low_per_s[-1], p.throughput_high_per_s[-1]
+    point = p.throughput_per_s[-1]
+    text = (f"Without a breakdown run the GPU share is unknown: at N = {n:g} the throughput "
+            f"lies between {low:,.0f}/s (γ = 1: the GPU runs one batch at a time) and "
+            f"{high:,.0f}/s (γ ≤ 1/{p.instances}: the instances never wait for the GPU), "
+            f"a band {format_percent(p.band_fraction[-1], 0)} of the point "
+            f"prediction {point:,.0f}/s.")
+    if with_file is not None:
+        q = with_file.prediction
+        text += (f" The breakdown run measures γ = {q.gpu_share:.3g} and the front end "
+                 f"({q.transfer_ms:.3g} ms): the band narrows to one value, "
+                 f"{q.throughput_per_s[-1]:,.0f}/s (measured "
+                 f"{with_file.measured_throughput_per_s[-1]:,.0f}/s).")
+    else:
+        text += (" One perf_analyzer run at concurrency 2 with its server-side breakdown "
+                 "(queue, compute input, compute infer, compute output) measures γ and the "
+                 "front end: upload it below.")
+    return text
+
+
 def error_table(comp, p99_ms=None) -> pd.DataFrame:
     """Each row of the online table: measured, predicted and the signed error (%,
-    predicted / measured − 1) of throughput and mean latency; the measured p99 where the
-    online table has it."""
+    predicted / measured − 1) of throughput and mean latency; the band of the unknown
+    GPU share where there is one; the measured p99 where the online table has it."""
+    p = comp.prediction
     table = {
         "concurrency N (clients)": comp.concurrency.astype(int),
         "measured throughput (requests/s)": comp.measured_throughput_per_s,
@@ -125,6 +180,10 @@ def error_table(comp, p99_ms=None) -> pd.DataFrame:
         "measured mean latency (ms)": comp.measured_latency_ms,
         "predicted mean latency (ms)": rounded(comp.predicted_latency_ms, 3),
         "mean latency error (%)": rounded(100 * comp.latency_error, 1)}
+    if p.throughput_low_per_s is not None:
+        table["predicted throughput, γ = 1 (requests/s)"] = rounded(p.throughput_low_per_s, 1)
+        table[f"predicted throughput, γ ≤ 1/{p.instances} (requests/s)"] = rounded(
+            p.throughput_high_per_s, 1)
     if p99_ms is not None:
         table["measured p99 latency (ms)"] = p99_ms
     return pd.DataFrame(table)

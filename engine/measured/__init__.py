@@ -10,7 +10,9 @@
 * ``read_request_records``: a serving run request by request (send time, tokens, TTFT,
   end-to-end time): DistServe ``.exp``, ``vllm bench serve --save-detailed`` JSON, CSV
 * ``predict_online`` / ``compare_online``: the online (closed-loop) run of a Triton
-  server predicted from its offline batch table, beside a measured one;
+  server predicted from its offline batch table, beside a measured one
+  (``identify_online_terms``: its separated terms; ``read_server_breakdown``: a
+  concurrency-2 run that measures the two the table cannot);
   ``compare_model_analyzer``: a Model Analyzer sweep against the closed-loop model
 
 Each reader takes the file's text (``str`` or UTF-8 ``bytes``), never a path, detects
@@ -39,3 +41,10 @@ from .online import (ModelAnalyzerComparison, OnlineComparison, OnlinePrediction
 __all__ += ["predict_online", "predict_profile_online", "transfer_time_ms", "compare_online",
             "compare_profile_online", "compare_model_analyzer", "cycle_latency_quantile_ms",
             "OnlinePrediction", "OnlineComparison", "ModelAnalyzerComparison"]
+
+# ---- the separated terms of that prediction (engine/measured/online_terms.py)
+from .online_terms import (OnlineTerms, ServerBreakdown, identify_online_terms,
+                           read_server_breakdown, sharing_factor)
+
+__all__ += ["identify_online_terms", "read_server_breakdown", "sharing_factor", "OnlineTerms",
+            "ServerBreakdown"]

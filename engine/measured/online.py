@@ -92,6 +92,14 @@ class OnlinePrediction:
     throughput_low_per_s: np.ndarray | None = None   # γ = 1 (where γ is not measured)
     throughput_high_per_s: np.ndarray | None = None  # γ ≤ 1/K
 
+    @property
+    def band_fraction(self) -> np.ndarray | None:
+        """(high − low) / predicted throughput at each concurrency: how wide the unknown
+        GPU share leaves the prediction (None where γ is measured or K = 1)."""
+        if self.throughput_low_per_s is None:
+            return None
+        return (self.throughput_high_per_s - self.throughput_low_per_s) / self.throughput_per_s
+
 
 def transfer_time_ms(profile: MeasuredBatchProfile) -> float:
     """One input's transfer time (ms): the least-squares slope of the offline batch time

@@ -15,6 +15,7 @@ import pytest
 from app_pages.batching import measured, measured_view
 from engine.measured import read_batch_profile, read_batch_profiles, read_concurrency_sweeps
 from engine.measured.online import compare_model_analyzer, compare_profile_online
+from engine.measured.online_terms import read_server_breakdown
 from engine.presets import online_pairs
 from tests import pagetest
 from tests.measured import samples
@@ -289,3 +290,39 @@ def test_the_report_holds_the_comparison_last_shown():
     comp = compare_profile_online(first.profile, first.sweep)
     assert sections[-1][2].startswith(measured.summary_sentence(comp))
     assert measured_view.report_sections({}) == []
+
+
+BREAKDOWN = ("Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,"
+             "Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,"
+             "p99 latency\n2,700,60,1100,150,300,1500,30,0,3500\n")
+
+
+def test_terms_are_said_and_a_breakdown_run_narrows_the_prediction():
+    """Issue 25: the view says which terms were read off the tables and which assumed (the
+    GPU share, without a breakdown run), shows the band the unknown share leaves, and a
+    concurrency-2 breakdown run uploaded measures the share and the front end: the view
+    then shows the engine's comparison with that breakdown, and the band narrows to one
+    value."""
+    at = pagetest.open_page(PAGE, VIEW)
+    pair = online_pairs()["dle_triton_resnet50_t4"]
+    at.selectbox(key="mvm_pair").set_value(pair.id).run()
+    comp = compare_profile_online(pair.profile, pair.sweep, band=True)
+    text = "\n".join(m.value for m in at.markdown)
+    for sentence in comp.prediction.identified:
+        assert f"- {sentence}" in text
+    assert "**Terms assumed**" in text and "GPU share γ" in text
+    band = next(i.value for i in at.info if "Without a breakdown run" in i.value)
+    assert f"{comp.prediction.throughput_low_per_s[-1]:,.0f}/s" in band
+    assert f"{comp.prediction.throughput_high_per_s[-1]:,.0f}/s" in band
+    assert results(at)["GPU share of a batch (γ)"].startswith("not measured")
+    at.file_uploader(key="mvm_breakdown_upload").set_value(
+        ("c2.csv", BREAKDOWN.encode(), "text/csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    b = read_server_breakdown(BREAKDOWN)
+    assert b.gpu_share == pytest.approx(1500 / 1830) and b.front_end_ms == pytest.approx(1.16)
+    narrowed = compare_profile_online(pair.profile, pair.sweep, breakdown=b)
+    assert_view_shows(at, narrowed)
+    assert results(at)["GPU share of a batch (γ)"] == f"{b.gpu_share:.3g} (breakdown run)"
+    said = next(i.value for i in at.info if "Without a breakdown run" in i.value)
+    assert f"narrows to one value, {narrowed.predicted_throughput_per_s[-1]:,.0f}/s" in said
+    assert "**Terms assumed**" not in "\n".join(m.value for m in at.markdown)
