@@ -293,6 +293,17 @@ def test_serving_hardware_and_checks(name, price, cost, kv, kv_bytes, gpus, data
 
 
 @fuzz(200)
+@given(st.floats(1e-3, 1e4), st.floats(1e-3, 1e6))
+def test_usd_per_million_requests(cost_usd_per_hour, rate_per_s):
+    """A million requests at ``rate_per_s`` take 10⁶ / rate s = 10⁶ / (3600·rate) hours of
+    the fleet, at ``cost_usd_per_hour`` each hour."""
+    hours = 1e6 / rate_per_s / 3600.0
+    assert math.isclose(base.usd_per_million_requests(cost_usd_per_hour, rate_per_s),
+                        cost_usd_per_hour * hours, rel_tol=1e-12)
+    tally(base.usd_per_million_requests)
+
+
+@fuzz(200)
 @given(st.sampled_from(["PLAN_RATE_PER_S", "PLAN_PERCENTILE", "PLAN_TRUNCATION_CAP",
                         "PLAN_B_MAX", "PLAN_SEED", "PLAN_ENERGY_CAP_J", "POWER_W"]),
        st.one_of(st.floats(allow_nan=True), st.integers(-10, 2 ** 64), st.booleans(),
@@ -522,7 +533,8 @@ FUZZED = {
     families_pkg: {"family": test_family_declarations},
     base: {"Family": (test_family_declarations, "family"), "Knob": test_family_declarations,
            "sla_column": test_family_declarations, "sla_text": test_family_declarations,
-           "ratio_text": test_family_declarations},
+           "ratio_text": test_family_declarations,
+           "usd_per_million_requests": test_usd_per_million_requests},
     gpu_batching: {"GpuBatching": test_family_declarations},
     llm_batch: {"LlmBatch": test_family_declarations},
     llm_serving: {"LlmServingColocated": test_family_declarations,

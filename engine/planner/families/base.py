@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import math
 
 from ...core.domains import Domain
+from ...core.units import S_PER_HOUR
 from ..words import duration_text
 
 #: SLA metrics: name -> (words, short label)
@@ -250,6 +251,12 @@ class Family:
         return (family, (self.name,))
 
 
+def usd_per_million_requests(cost_usd_per_hour, rate_per_s):
+    """What a million requests cost, $: the fleet's ``cost_usd_per_hour`` over the
+    requests it serves in an hour, ``rate_per_s`` × 3600, times 10⁶."""
+    return cost_usd_per_hour / (rate_per_s * S_PER_HOUR) * 1e6
+
+
 def ratio_text(value: float, target: float) -> str:
     """How far a value misses its target: "62 % over", "3.1× the target"."""
     if not math.isfinite(value):
@@ -259,4 +266,4 @@ def ratio_text(value: float, target: float) -> str:
 
 
 __all__ = ["Family", "Knob", "METRICS", "REASONS", "SIMULATED_WEIGHT", "WORK_UNIT_S",
-           "ratio_text", "sla_column", "sla_text"]
+           "ratio_text", "sla_column", "sla_text", "usd_per_million_requests"]

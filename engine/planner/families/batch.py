@@ -24,7 +24,7 @@ from ...core.token_laws import clipped_tokens
 from ...presets import token_law_presets
 from ..checks import number_in, whole_in
 from ..words import duration_text
-from .base import REASONS, Family, Knob  # noqa: F401 (REASONS: engine.planner.price's)
+from .base import REASONS, Family, Knob, usd_per_million_requests  # noqa: F401 (REASONS: price's)
 
 CONFIRM_RUNS = 4
 CONFIRM_JOBS = 100_000
@@ -206,7 +206,7 @@ class BatchFamily(Family):
         delay = float(queue_delay_ms)
         rate = spec.rate_per_s / replicas                       # per replica, per s
         cost_h = hw.price_usd_per_hour * replicas
-        cost_m = cost_h / (spec.rate_per_s * 3600.0) * 1e6
+        cost_m = usd_per_million_requests(cost_h, spec.rate_per_s)
         cut = self.truncated_fraction(spec, token_limit)
         cap = self.capacity_per_s(spec, hw, b_max, token_limit)
         common = dict(cost_usd_per_hour=cost_h, cost_usd_per_million=cost_m,

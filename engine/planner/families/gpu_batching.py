@@ -12,6 +12,7 @@ import numpy as np
 from ...batching import capacity, simulate_batching, stationary
 from ...core.domains import PLAN_QUEUE_DELAY_MS
 from ...core.stats import PERCENTILES, percentiles
+from ...core.units import ms_from_s, per_ms_from_per_s, per_s_from_per_ms
 from ...presets import batch_profiles
 from ..hardware import Hardware
 from .batch import _thinned
@@ -23,14 +24,15 @@ DEFAULT_PROFILES = ("dle_tf_t4_resnet50_amp", "dle_tf_v100_16gb_resnet50_amp",
 
 
 @dataclass(frozen=True)
-class _PerMs:
-    """An arrival process in s seen in ms (rate per ms, times in ms)."""
+class _ArrivalsInMs:
+    """An arrival process in s (rate per s, times in s) seen in ms, the unit of
+    ``engine.batching`` (rate per ms, times in ms)."""
 
     process: object
 
     @property
     def rate(self) -> float:
-        return float(self.process.rate) / 1000.0
+        return float(per_ms_from_per_s(float(self.process.rate)))
 
     @property
     def scv(self) -> float:
@@ -41,7 +43,7 @@ class _PerMs:
         return self.process.label
 
     def sample(self, n, rng) -> np.ndarray:
-        return 1000.0 * np.asarray(self.process.sample(n, rng), dtype=float)
+        return ms_from_s(np.asarray(self.process.sample(n, rng), dtype=float))
 
 
 class GpuBatching(BatchFamily):
@@ -85,10 +87,10 @@ class GpuBatching(BatchFamily):
         return hw.max_batch
 
     def capacity_per_s(self, spec, hw, b_max, token_limit) -> float:
-        return float(capacity(hw.alpha_ms, hw.tau0_ms, b_max)) * 1000.0
+        return float(per_s_from_per_ms(float(capacity(hw.alpha_ms, hw.tau0_ms, b_max))))
 
     def exact_mean(self, spec, hw, rate_per_s, b_max, token_limit):
-        st = stationary(rate_per_s / 1000.0, hw.alpha_ms, hw.tau0_ms, b_max)
+        st = stationary(per_ms_from_per_s(rate_per_s), hw.alpha_ms, hw.tau0_ms, b_max)
         return float(st.mean_latency), float(st.mean_batch_size), float(st.utilization)
 
     def simulate(self, spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals,
@@ -97,8 +99,8 @@ class GpuBatching(BatchFamily):
         per_replica = _thinned(arrivals, replicas)
         summary = spec.percentile in PERCENTILES       # the simulator's own p50/p95/p99
         # engine.batching works in ms: rates per ms, and arrival times in ms
-        proc = None if per_replica is None else _PerMs(per_replica)
-        r = simulate_batching(rate / 1000.0, hw.alpha_ms, hw.tau0_ms, b_max=int(b_max),
+        proc = None if per_replica is None else _ArrivalsInMs(per_replica)
+        r = simulate_batching(per_ms_from_per_s(rate), hw.alpha_ms, hw.tau0_ms, b_max=int(b_max),
                               n_jobs=n_jobs, seed=seed, max_queue_delay=float(queue_delay_ms),
                               preferred_batch_size=int(b_max) if queue_delay_ms > 0 else None,
                               return_latencies=not summary, arrivals=proc)

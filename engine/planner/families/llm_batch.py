@@ -11,7 +11,9 @@ import math
 import numpy as np
 
 from ...core.domains import PLAN_TOKEN_LIMIT
+from ...core.records import warmup_count
 from ...core.stats import PERCENTILES, percentiles
+from ...core.units import ms_from_s
 from ...llm_batching import dynamic_solution, simulate, stability_limit
 from ...presets import llm_batch_time_presets, token_law_presets
 from ..hardware import Hardware
@@ -77,7 +79,7 @@ class LlmBatch(BatchFamily):
         law, _ = token_law(spec.token_law, token_limit)
         sol = dynamic_solution(rate_per_s, law, hw.k_s, b_max)
         if sol.converged and math.isfinite(sol.mean_sojourn):
-            return 1000.0 * sol.mean_sojourn, sol.mean_batch_size, sol.utilization
+            return float(ms_from_s(sol.mean_sojourn)), sol.mean_batch_size, sol.utilization
         return None
 
     def simulate(self, spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals,
@@ -92,11 +94,12 @@ class LlmBatch(BatchFamily):
             pct = getattr(r, f"p{spec.percentile:g}")
         else:
             rec = r.records
-            sojourn = (rec.finish - rec.arrival)[max(1, rec.arrival.size // 10):]
+            sojourn = (rec.finish - rec.arrival)[warmup_count(rec.arrival.size, None):]
             pct = percentiles(sojourn[np.isfinite(sojourn)], [spec.percentile])[0]
-        return dict(latency_percentile_ms=float(pct) * 1000.0,
-                    mean_latency_ms=float(r.mean_latency) * 1000.0,
-                    ci95_ms=float(r.ci95) * 1000.0, mean_batch_size=float(r.mean_batch_size),
+        return dict(latency_percentile_ms=float(ms_from_s(float(pct))),
+                    mean_latency_ms=float(ms_from_s(float(r.mean_latency))),
+                    ci95_ms=float(ms_from_s(float(r.ci95))),
+                    mean_batch_size=float(r.mean_batch_size),
                     utilization=float(r.utilization))
 
     def settings_text(self, spec, row) -> str:

@@ -28,7 +28,7 @@ from ...llm_serving import (Scheduler, approximate_percentiles, approximate_serv
 from ...presets import token_law_presets
 from ..hardware import ServingHardware
 from ..words import duration_text
-from .base import METRICS, Family, Knob, ratio_text, sla_column
+from .base import METRICS, Family, Knob, ratio_text, sla_column, usd_per_million_requests
 from .workload import ServingWorkload, workload_from_laws, workload_from_pairs, workload_of  # noqa: F401,E501
 
 CONFIRM_RUNS = 4
@@ -177,7 +177,7 @@ class ServingFamily(Family):
                     sla_ratio=float(ratios[worst]),
                     binding=f"p{spec.sla[worst][1]:g} {METRICS[spec.sla[worst][0]][1]}",
                     utilization=util, energy_j_per_request=energy, cost_usd_per_hour=cost_h,
-                    cost_usd_per_million=cost_h / (spec.rate_per_s * 3600.0) * 1e6,
+                    cost_usd_per_million=usd_per_million_requests(cost_h, spec.rate_per_s),
                     meets_sla=reason == "", reason=reason)
 
     def rejection(self, spec, rows: pd.DataFrame) -> tuple[str, str]:
