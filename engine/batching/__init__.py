@@ -34,6 +34,7 @@ from .closed_loop import ClosedLoop, closed_loop
 from .closed_sim import ClosedLoopSimResult, simulate_closed_loop
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
                       busy_split, cost_per_million, datasheet_power_w, delay_grid_ms,
+                      largest_rate_below,
                       energy_per_request_at_power,
                       max_rate_for_mean_latency, max_rate_for_p99,
                       merge_delay_sweeps, operating_point_at, rate_seed, simulate_rate,
@@ -48,7 +49,7 @@ from .means import (DynamicBatching, Stationary, energy_efficiency, mean_batch_s
                     mean_wait, stationary, utilization)
 from .mmpp import Mmpp2Batching, mean_latency_mmpp2
 from .profile import batch_size_grid, sorted_profile
-from .traffic import (TrafficComparison, comparison_loads, largest_rate_below, loads_of_capacity,
+from .traffic import (TrafficComparison, comparison_loads, loads_of_capacity,
                       mean_under, mmpp2_curve, operating_point_under, traffic_comparison)
 from .sim import BatchingSimResult, SimRecords, simulate_batching, simulate_records, summarize
 

@@ -18,13 +18,9 @@ from .formulas import (RATE_PER_S, capacity, efficiency_from_batch_size, load_in
                        per_ms_to_per_s)
 from .sim import simulate_batching
 from .means import mean_latency, stationary
-from ..core.domains import ALPHA, DELAY, LAM, TAU0, Domain, check_b_max
-
-TARGET = Domain("target_ms", "ms", low=0.0, low_open=True, typical=(1.0, 200.0),
-                description="latency SLA")
-PRICE = Domain("price", "$", low=0.0, typical=(0.0, 10.0), description="a price")
-ENERGY = Domain("joules_per_request", "J", low=0.0, typical=(0.0, 10.0),
-                description="energy one request takes")
+from ..core.domains import (ALPHA, BATCH_ENERGY_J as ENERGY, BATCH_POWER_W as POWER,
+                            BATCH_PRICE as PRICE, BATCH_TARGET_MS as TARGET, DELAY, LAM, TAU0,
+                            check_b_max)
 
 
 def max_rate_for_mean_latency(target_ms, alpha, tau0, b_max=None) -> float:
@@ -112,21 +108,33 @@ def simulate_rates(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=0,
     return sweep_from_results(lam, results)
 
 
-def max_rate_for_p99(target_ms, sweep: RateSweep) -> float:
-    """Largest simulated rate whose p99 ≤ target, interpolated linearly between the
-    last passing and first failing grid point (p99 is an estimate: see its sweep)."""
-    target = float(TARGET.check(target_ms))
-    ok = sweep.p99 <= target
+def largest_rate_below(lam_per_ms, values, target) -> float:
+    """Largest λ whose value (a latency growing with λ) is ≤ ``target``, linearly
+    interpolated between the grid points around the first miss:
+    λ = λ₀ + (target − y₀)(λ₁ − λ₀)/(y₁ − y₀); the last passing λ when the first miss is
+    infinite (unstable), the last λ when none misses, 0 if the first misses."""
+    lam, values = np.asarray(lam_per_ms, float), np.asarray(values, float)
+    if lam.shape != values.shape or lam.ndim != 1 or lam.size == 0:
+        raise ValueError("lam_per_ms and values must be 1-d arrays of one length")
+    target = float(TARGET.check(target, "target"))
+    ok = values <= target
     if not ok[0]:
         return 0.0
     fail = np.flatnonzero(~ok)
     if fail.size == 0:
-        return float(sweep.lam[-1])
+        return float(lam[-1])
     j = fail[0]
-    x0, x1, y0, y1 = sweep.lam[j - 1], sweep.lam[j], sweep.p99[j - 1], sweep.p99[j]
-    if not np.isfinite(y1):
-        return float(x0)
-    return float(x0 + (target - y0) * (x1 - x0) / (y1 - y0))
+    if not np.isfinite(values[j]):
+        return float(lam[j - 1])
+    return float(lam[j - 1] + (target - values[j - 1]) * (lam[j] - lam[j - 1])
+                 / (values[j] - values[j - 1]))
+
+
+def max_rate_for_p99(target_ms, sweep: RateSweep) -> float:
+    """Largest simulated rate whose p99 ≤ target, interpolated linearly between the
+    last passing and first failing grid point (``largest_rate_below``; p99 is an
+    estimate: see its sweep)."""
+    return largest_rate_below(sweep.lam, sweep.p99, float(TARGET.check(target_ms)))
 
 
 @dataclass(frozen=True)
@@ -196,10 +204,6 @@ def cost_per_million(lam_per_ms, joules_per_request, gpu_usd_per_hour=0.0,
         # a free GPU adds nothing at any load (not 0/0 at λ = 0)
         gpu_share = np.where(gpu > 0, gpu / 3600.0 / (lam * 1000.0), 0.0)
     return ((gpu_share + joules / 3.6e6 * power) * 1e6)[()]
-
-
-POWER = Domain("power_w", "W", low=0.0, typical=(0.0, 1000.0),
-               description="what a GPU draws, busy or idle")
 
 
 def energy_per_request_at_power(rate_per_s, utilization, busy_power_w, idle_power_w=0.0):

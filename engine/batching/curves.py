@@ -13,13 +13,8 @@ import numpy as np
 from .formulas import (capacity, efficiency_from_batch_size, energy_efficiency_bound, phi0,
                        phi1, utilization_bound)
 from .means import mean_latency, stationary
-from ..core.domains import BETA, C0, Domain, check_b_max
-
-N_POINTS = Domain("n_points", "loads", low=1.0, integer=True, typical=(20, 200),
-                  description="number of loads on a curve")
-MAX_FRACTION = Domain("max_fraction", "of capacity", low=0.0, high=1.0, low_open=True,
-                      high_open=True, typical=(0.9, 0.99),
-                      description="highest load of a curve, as a fraction of the capacity")
+from ..core.domains import (BETA, C0, CURVE_MAX_FRACTION as MAX_FRACTION,
+                            CURVE_POINTS as N_POINTS, check_b_max)
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import ALPHA, BETA, C0, LAM, TAU0, Domain, check_b_max
-
-MEAN_BATCH = Domain("mean_batch_size", "jobs", low=0.0, low_open=True, allow_inf=True,
-                    typical=(1.0, 256.0),
-                    description="mean batch size E[B]")
-RHO = Domain("rho", "", low=0.0, allow_inf=True, typical=(0.0, 1.0),
-             description="normalised load ρ = λα")
-RATE_PER_S = Domain("rate_per_s", "requests per s", low=0.0, allow_inf=True,
-                    typical=(1.0, 10_000.0), description="arrival rate in requests per second")
+from ..core.domains import (ALPHA, BATCH_MEAN_SIZE as MEAN_BATCH, BATCH_RATE_PER_S as RATE_PER_S,
+                            BATCH_RHO as RHO, BATCH_SIZE_B, BATCH_SIZE_B0, BETA, C0, LAM, TAU0,
+                            check_b_max)
 LOAD_UNITS = ("rho", "per_s")
 
 
@@ -105,18 +99,14 @@ def utilization_bound(lam, alpha, tau0):
 
 def throughput_per_s(b, alpha_ms, tau0_ms):
     """Throughput μ[b] = b/τ[b] of batches of b jobs in jobs per second (eq 26), τ in ms."""
-    b = np.asarray(b, dtype=float)
-    if np.any(~np.isfinite(b) | (b <= 0)):
-        raise ValueError("b must hold finite batch sizes > 0")
+    b = BATCH_SIZE_B.check(b)
     alpha, tau0 = ALPHA.check(alpha_ms, "alpha_ms"), TAU0.check(tau0_ms, "tau0_ms")
     return (1000.0 * b / (alpha * b + tau0))[()]
 
 
 def batch_energy(b, beta, c0):
     """Energy of one batch of b jobs, c[b] = βb + c0 (eq 17), in the unit of β and c0."""
-    b = np.asarray(b, dtype=float)
-    if np.any(~np.isfinite(b) | (b < 0)):
-        raise ValueError("b must hold finite batch sizes >= 0")
+    b = BATCH_SIZE_B0.check(b)
     return (BETA.check(beta) * b + C0.check(c0))[()]
 
 

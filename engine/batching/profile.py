@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import B_MAX, PRESET_VALUE
+from ..core.domains import BATCH_SIZE_B, PRESET_VALUE
 
 __all__ = ["sorted_profile", "batch_size_grid"]
 
@@ -28,7 +28,7 @@ def sorted_profile(batch_size, throughput_per_s, power_w=None) -> dict:
         raise ValueError(f"need at least 2 rows to fit a line, got {b.size}")
     if not np.all(b == np.round(b)):
         raise ValueError("column 'batch_size': batch sizes must be whole numbers")
-    b = B_MAX.check(b, "batch_size")
+    b = BATCH_SIZE_B.check(b, "batch_size")
     if np.unique(b).size != b.size:
         raise ValueError("column 'batch_size': each batch size may appear only once")
     cols = {"throughput_per_s": throughput_per_s, "power_w": power_w}
@@ -48,7 +48,5 @@ def sorted_profile(batch_size, throughput_per_s, power_w=None) -> dict:
 def batch_size_grid(largest, n_points=120) -> np.ndarray:
     """Whole batch sizes from 1 to 1.5 × ``largest``, about evenly spaced on a log axis
     (the sizes a fitted throughput curve μ[b] = b/(αb + τ0), eq 26, is drawn at)."""
-    top = float(B_MAX.check(largest, "largest"))
-    if not np.isfinite(top):
-        raise ValueError("largest must be finite")
+    top = float(BATCH_SIZE_B.check(largest, "largest"))
     return np.unique(np.round(np.geomspace(1.0, top * 1.5, int(n_points))))

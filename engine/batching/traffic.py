@@ -22,10 +22,9 @@ from typing import Callable
 
 import numpy as np
 
-from .answers import busy_split, cost_per_million
-from .curves import MAX_FRACTION
+from .answers import busy_split, cost_per_million, largest_rate_below
 from .formulas import capacity, efficiency_from_batch_size
-from ..core.domains import ALPHA, LAM
+from ..core.domains import ALPHA, CURVE_MAX_FRACTION as MAX_FRACTION, LAM
 
 __all__ = ["LOADS", "MMPP_FRACTIONS", "EXACT", "SIMULATED", "loads_of_capacity", "mmpp2_curve",
            "largest_rate_below", "mean_under", "operating_point_under", "comparison_loads",
@@ -64,27 +63,6 @@ def mmpp2_curve(lam_per_ms, solve: Callable, progress: Callable[[float], None] |
             break
         out[i] = r.mean_latency
     return lam, out
-
-
-def largest_rate_below(lam_per_ms, values, target) -> float:
-    """Largest λ whose value (a latency growing with λ) is ≤ ``target``, linearly
-    interpolated between the grid points around the first miss:
-    λ = λ₀ + (target − y₀)(λ₁ − λ₀)/(y₁ − y₀); the last passing λ when the first miss is
-    infinite (unstable), the last λ when none misses, 0 if the first misses."""
-    lam, values = np.asarray(lam_per_ms, float), np.asarray(values, float)
-    if lam.shape != values.shape or lam.ndim != 1 or lam.size == 0:
-        raise ValueError("lam_per_ms and values must be 1-d arrays of one length")
-    ok = values <= float(target)
-    if not ok[0]:
-        return 0.0
-    fail = np.flatnonzero(~ok)
-    if fail.size == 0:
-        return float(lam[-1])
-    j = fail[0]
-    if not np.isfinite(values[j]):
-        return float(lam[j - 1])
-    return float(lam[j - 1] + (target - values[j - 1]) * (lam[j] - lam[j - 1])
-                 / (values[j] - values[j - 1]))
 
 
 def mean_under(poisson_mean_ms=None, exact=None, run=None) -> tuple[float, str]:

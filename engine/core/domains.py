@@ -386,3 +386,29 @@ PROFILE_A_S = Domain("a_s", "s per token", low=1e-4, high=1.0, typical=(0.005, 0
 PROFILE_C_S = Domain("c_s", "s", low=0.0, high=60.0, typical=(0.0, 2.0),
                      description="fixed time per request of a latency profile a page takes "
                                  "(a vLLM benchmark's mean TTFT)")
+# GPU dynamic batching (Inoue 2021): answers, curves and load units of engine/batching/;
+# times in ms, rates per ms
+BATCH_MEAN_SIZE = Domain("mean_batch_size", "jobs", low=0.0, low_open=True, allow_inf=True,
+                         typical=(1.0, 256.0), description="mean batch size E[B]")
+BATCH_RHO = Domain("rho", "", low=0.0, allow_inf=True, typical=(0.0, 1.0),
+                   description="normalised load ρ = λα")
+BATCH_RATE_PER_S = Domain("rate_per_s", "requests per s", low=0.0, allow_inf=True,
+                          typical=(1.0, 10_000.0),
+                          description="arrival rate in requests per second")
+BATCH_TARGET_MS = Domain("target_ms", "ms", low=0.0, low_open=True, typical=(1.0, 200.0),
+                         description="latency SLA")
+BATCH_PRICE = Domain("price", "$", low=0.0, typical=(0.0, 10.0), description="a price")
+BATCH_ENERGY_J = Domain("joules_per_request", "J", low=0.0, typical=(0.0, 10.0),
+                        description="energy one request takes")
+BATCH_POWER_W = Domain("power_w", "W", low=0.0, typical=(0.0, 1000.0),
+                       description="what a GPU draws, busy or idle")
+CURVE_POINTS = Domain("n_points", "loads", low=1.0, integer=True, typical=(20, 200),
+                      description="number of loads on a curve")
+CURVE_MAX_FRACTION = Domain("max_fraction", "of capacity", low=0.0, high=1.0, low_open=True,
+                            high_open=True, typical=(0.9, 0.99),
+                            description="highest load of a curve, as a fraction of the "
+                                        "capacity")
+BATCH_SIZE_B = Domain("b", "jobs", low=0.0, low_open=True, typical=(1.0, 256.0),
+                      description="a batch size the throughput μ[b] is read at (finite)")
+BATCH_SIZE_B0 = Domain("b", "jobs", low=0.0, typical=(0.0, 256.0),
+                       description="a batch size the energy c[b] is read at (finite, 0 too)")

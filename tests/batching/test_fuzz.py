@@ -698,7 +698,7 @@ from engine.batching import profile as b_profile, traffic as b_traffic  # noqa: 
 
 @FUZZ_VECTOR
 @given(valid(ALPHA), valid(TAU0), b_maxes(), sweep(st.floats(1e-3, 0.999)),
-       sweep(st.floats(0.0, 50.0)), st.floats(0.0, 60.0), st.integers(0, POINTS),
+       sweep(st.floats(0.0, 50.0)), st.floats(1e-3, 60.0), st.integers(0, POINTS),
        st.sampled_from([-0.1, 1.0, 1.5, math.nan, "x"]))
 def test_traffic_loads_and_largest_rate(alpha, tau0, b_max, fractions, steps, target, miss,
                                         bad):
@@ -735,6 +735,7 @@ def test_traffic_loads_and_largest_rate(alpha, tau0, b_max, fractions, steps, ta
     raises_naming("loads", b_traffic.comparison_loads, alpha, [bad])
     raises_naming("alpha_ms", b_traffic.comparison_loads, -alpha, f)
     raises_naming("lam_per_ms", b_traffic.largest_rate_below, lam, values[:-1], target)
+    raises_naming("target", b_traffic.largest_rate_below, lam, values, -target)
 
 
 @FUZZ_VECTOR
@@ -860,12 +861,12 @@ def test_delay_grid_and_datasheet_power(alpha, tau0, n, watts, gpus):
                   [SimpleNamespace(**{**vars(price), "board_power_w": -1.0})])
 
 
-FUZZED[b_answers].update({"delay_grid_ms": test_delay_grid_and_datasheet_power,
+FUZZED[b_answers].update({"largest_rate_below": test_traffic_loads_and_largest_rate,
+                          "delay_grid_ms": test_delay_grid_and_datasheet_power,
                           "datasheet_power_w": test_delay_grid_and_datasheet_power})
 FUZZED[b_traffic] = {
     "loads_of_capacity": test_traffic_loads_and_largest_rate,
     "comparison_loads": test_traffic_loads_and_largest_rate,
-    "largest_rate_below": test_traffic_loads_and_largest_rate,
     "mmpp2_curve": test_traffic_means_and_operating_point,
     "mean_under": test_traffic_means_and_operating_point,
     "operating_point_under": test_traffic_means_and_operating_point,
