@@ -33,13 +33,6 @@ N_LIMIT = 3_000            # largest phase space the sensitivity sweeps solve
 
 
 @memo(CACHE_SIZE)
-def phases(mu_cpu, mu_mem, mu_cu, K: int, c: int, blocking: str) -> int:
-    """Phase count N of the exact solve for these rates (its cost grows as N³):
-    small wherever the compute units provably never all fill."""
-    return pl.solve_phases(mu_cpu, mu_mem, mu_cu, K, c, blocking)
-
-
-@memo(CACHE_SIZE)
 def spec_table() -> dict:
     return gpu_specs()
 
@@ -68,52 +61,59 @@ def rates(spec: GpuSpec, workload_id: str, K: int, units: int,
                                cpu_speedup)
 
 
-def key(r: pl.PipelineRates, blocking: str) -> tuple:
-    """The solver's arguments for these rates: (μ_cpu, μ_mem, μ_cu, K, c, blocking)."""
-    return (r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c, blocking)
+@memo(CACHE_SIZE)
+def model(r: pl.PipelineRates, blocking: str) -> pl.BlockingTandem:
+    """The tandem of these rates (``engine.pipeline.BlockingTandem``): every call below
+    is one of its methods, memoised on it."""
+    return pl.BlockingTandem.from_rates(r, blocking)
 
 
 @memo(CACHE_SIZE)
-def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> float:
-    return float(pl.capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking))
+def phases(m: pl.BlockingTandem) -> int:
+    """Phase count N of the exact solve (its cost grows as N³): small wherever the
+    compute units provably never all fill."""
+    return m.n_phases
+
+
+@memo(CACHE_SIZE)
+def capacity(m: pl.BlockingTandem) -> float:
+    return m.capacity_per_ms
 
 
 @memo(256)
 @long_running
-def _chunk(lam: tuple, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
-    return pl.tandem(np.array(lam), mu_cpu, mu_mem, mu_cu, K, c, blocking)
+def _chunk(lam: tuple, m: pl.BlockingTandem) -> pl.Tandem:
+    return m.exact(np.array(lam))
 
 
 @memo(CACHE_SIZE)
-def curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.TandemCurves:
+def curves(m: pl.BlockingTandem, bar=None) -> pl.TandemCurves:
     """Exact curve on ``N_POINTS`` loads below capacity (solved in ``N_CHUNKS`` memoised
     calls, the bar moving between them) and the naive decomposition on a dense grid
     (``engine.pipeline.curves``)."""
-    cap = capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    cap = capacity(m)
     chunks = pl.exact_load_chunks_per_ms(cap, N_POINTS, N_CHUNKS)
-    parts = over_points(_chunk, [(chunk, mu_cpu, mu_mem, mu_cu, K, c, blocking)
-                                 for chunk in chunks], bar, "Solving the exact tandem…")
+    parts = over_points(_chunk, [(chunk, m) for chunk in chunks], bar,
+                        "Solving the exact tandem…")
     dense = pl.naive_loads_per_ms(cap, X_MAX)
-    naive = pl.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
-    return pl.tandem_curves(chunks, parts, naive, dense, cap)
+    return pl.tandem_curves(chunks, parts, m.naive(dense), dense, cap)
 
 
 @memo(256)
-def point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
-    return pl.tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking)
+def point(lam, m: pl.BlockingTandem) -> pl.Tandem:
+    return m.exact(lam)
 
 
 @memo(256)
-def operating(r: pl.PipelineRates, blocking: str, lam: float) -> pl.OperatingPoint:
-    """Each stage at load ``lam`` (per ms): busy, blocked, contents (exact tandem)."""
-    k = key(r, blocking)
-    return pl.operating_point(r, lam, point(lam, *k), capacity(*k))
-
-
-@memo(256)
-def point_naive(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking) -> pl.Tandem:
+def point_naive(lam, m: pl.BlockingTandem) -> pl.Tandem:
     """The naive decomposition at one load (blocking does not enter it)."""
-    return pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
+    return m.naive(lam)
+
+
+@memo(256)
+def operating(r: pl.PipelineRates, m: pl.BlockingTandem, lam: float) -> pl.OperatingPoint:
+    """Each stage at load ``lam`` (per ms): busy, blocked, contents (exact tandem)."""
+    return pl.operating_point(r, lam, point(lam, m), capacity(m))
 
 
 @memo(256)
@@ -124,49 +124,46 @@ def load(cap: float, mode: str, frac: float, rate_per_s: float) -> float:
 
 @memo(512)
 @heavy
-def _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, i, arrivals=POISSON):
-    return pl.simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs,
-                              seed=np.random.SeedSequence([SEED, i]),
-                              **arrivals.keywords_at(lam))
+def _sim_point(lam, m: pl.BlockingTandem, n_jobs, i, arrivals=POISSON):
+    return m.simulate(lam, n_jobs, seed=np.random.SeedSequence([SEED, i]),
+                      **arrivals.keywords_at(lam))
 
 
-def sim_at(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, arrivals) -> pl.TandemSimResult:
+def sim_at(lam, m: pl.BlockingTandem, arrivals) -> pl.TandemSimResult:
     """One simulated run at the chosen load ``lam`` (per ms) under ``arrivals``."""
-    return _sim_point(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, AT_STREAM,
-                      arrivals)
+    return _sim_point(lam, m, SIM_JOBS, AT_STREAM, arrivals)
 
 
 @memo(CACHE_SIZE)
-def sim_sweep(mu_cpu, mu_mem, mu_cu, K, c, blocking, cap, bar=None,
-              arrivals=POISSON) -> pl.TandemSimSweep:
+def sim_sweep(m: pl.BlockingTandem, bar=None, arrivals=POISSON) -> pl.TandemSimSweep:
     """Simulated points at ``SIM_FRACTIONS`` of the exact capacity under ``arrivals`` (an
     ``ArrivalChoice``), one memoised run each."""
-    lam = pl.loads_at_fractions_per_ms(cap, SIM_FRACTIONS)
-    runs = over_points(_sim_point, [(x, mu_cpu, mu_mem, mu_cu, K, c, blocking, SIM_JOBS, i,
-                                     arrivals) for i, x in enumerate(lam)], bar)
+    lam = pl.loads_at_fractions_per_ms(capacity(m), SIM_FRACTIONS)
+    runs = over_points(_sim_point, [(x, m, SIM_JOBS, i, arrivals) for i, x in enumerate(lam)],
+                       bar)
     return pl.tandem_sim_sweep(lam, runs)
 
 
 @memo(CACHE_SIZE)
-def _family(vary: str, mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.CapacityFamily:
+def _family(vary: str, m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
     """Exact capacity as K (or c) varies, each value one memoised solve."""
-    cases = pl.family_cases(vary, K, c, mu_cpu, mu_mem, mu_cu, blocking, N_LIMIT)
-    caps = over_points(capacity, [(mu_cpu, mu_mem, mu_cu, k, u, blocking) for k, u in cases],
-                       bar, f"Solving capacity vs {vary}…")
+    cases = m.family_cases(vary, N_LIMIT)
+    caps = over_points(capacity, [(replace(m, K=k, c=u),) for k, u in cases], bar,
+                       f"Solving capacity vs {vary}…")
     return pl.capacity_family(vary, cases, caps)
 
 
-def k_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.CapacityFamily:
-    return _family("K", mu_cpu, mu_mem, mu_cu, K, c, blocking, bar)
+def k_family(m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
+    return _family("K", m, bar)
 
 
-def c_family(mu_cpu, mu_mem, mu_cu, K, c, blocking, bar=None) -> pl.CapacityFamily:
+def c_family(m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
     """Capacity vs the number of modelled units, each as fast as now (more hardware)."""
-    return _family("c", mu_cpu, mu_mem, mu_cu, K, c, blocking, bar)
+    return _family("c", m, bar)
 
 
 @memo(CACHE_SIZE)
-def what_if(mu_cpu, mu_mem, mu_cu, K, c, blocking) -> dict:
+def what_if(m: pl.BlockingTandem) -> dict:
     """Capacity (per ms) with a bigger buffer or more units (same per-unit rate);
     None where the phase space is beyond ``N_LIMIT``."""
-    return pl.what_if_capacities(mu_cpu, mu_mem, mu_cu, K, c, blocking, N_LIMIT)
+    return m.what_if_capacities(N_LIMIT)

@@ -79,6 +79,18 @@ class Scenario:
         return WORKLOADS[self.workload_id]
 
     @property
+    def rates(self):
+        """Stage rates per ms (``data.rates``); ``ValueError`` where the specs do not fit
+        the workload."""
+        return data.rates(self.spec, self.workload_id, self.K, self.units, self.cpu_speedup)
+
+    @property
+    def model(self):
+        """The scenario's tandem (``engine.pipeline.BlockingTandem``), every chart's
+        memoised calls are its methods."""
+        return data.model(self.rates, self.blocking)
+
+    @property
     def label(self) -> str:
         traffic = "" if self.poisson else f", {self.arrivals.label}"
         return (f"{self.spec.name}, {self.workload.name.split(':')[0]}, room for {self.K} jobs "

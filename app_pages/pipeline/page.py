@@ -37,7 +37,7 @@ def run():
     share.show_warnings()
     sc = sidebar()
     try:
-        r = data.rates(sc.spec, sc.workload_id, sc.K, sc.units, sc.cpu_speedup)
+        r, m = sc.rates, sc.model
     except ValueError as err:
         st.error(f"These specs do not fit the workload: {err}", icon=":material/error:")
         return share.publish(FIELDS)
@@ -45,10 +45,9 @@ def run():
                f"memory {fmt_rate(r.mu_mem)}, each of {r.c} modelled units "
                f"{fmt_rate(r.mu_cu)} ({sc.spec.sm_count / r.c:.3g} SMs each; the stage's "
                f"total rate is kept, so only the number of jobs run at once is coarser).")
-    k = data.key(r, sc.blocking)
-    if not exact_allowed(sc, data.phases(*k)):
+    if not exact_allowed(sc, data.phases(m)):
         return share.publish(FIELDS)
-    cv = solve(sc, k)
+    cv = solve(sc, m)
     view = st.segmented_control("View", views.VIEWS, key="view", required=True)
     st.subheader("Answer")
     base = answer(sc, r, cv)
@@ -57,12 +56,12 @@ def run():
     share.publish(FIELDS)
 
 
-def solve(sc: Scenario, k: tuple) -> pl.TandemCurves:
+def solve(sc: Scenario, m: pl.BlockingTandem) -> pl.TandemCurves:
     """The exact curve (and the simulated points) with progress bars, memoised."""
     bar = LazyProgress("Solving the exact tandem…")
-    cv = data.curves(*k, bar=bar)
+    cv = data.curves(m, bar=bar)
     if sc.simulated:
-        data.sim_sweep(*k, cv.capacity_per_ms, bar=bar, arrivals=sc.arrivals)
+        data.sim_sweep(m, bar=bar, arrivals=sc.arrivals)
     bar.empty()
     return cv
 
@@ -74,10 +73,8 @@ def show_view(view: str, sc: Scenario, lam: float | None, base: dict | None,
         return
     if view == views.BUFFER:
         bar = LazyProgress("Solving capacities…")
-        k = data.key(data.rates(sc.spec, sc.workload_id, sc.K, sc.units, sc.cpu_speedup),
-                     sc.blocking)
-        data.k_family(*k, bar=bar)
-        data.c_family(*k, bar=bar)
+        data.k_family(sc.model, bar=bar)
+        data.c_family(sc.model, bar=bar)
         bar.empty()
         st.caption(f"Phase spaces above N = {data.N_LIMIT} are left out (O(N³) each).")
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])
@@ -97,17 +94,18 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: pl.TandemCurves) -> dict | Non
     load = load_input()
     cap = cv.capacity_per_ms
     lam = data.load(cap, load.mode, load.frac, load.rate_per_s)
-    op = data.operating(r, sc.blocking, lam)
-    exact = data.point(lam, *data.key(r, sc.blocking))
-    naive = data.point_naive(lam, *data.key(r, sc.blocking))
+    m = sc.model
+    op = data.operating(r, m, lam)
+    exact = data.point(lam, m)
+    naive = data.point_naive(lam, m)
     if not op.stable:
         st.error(f"Unstable: {fmt_rate(lam)} is at or beyond this pipeline's capacity "
                  f"of {fmt_rate(cap)}. The host's queue grows without bound; lower "
                  "the load, give GPU memory room for more jobs or add compute units.", icon=":material/warning:")
     w_exact, w_naive = float(exact.w_total), float(naive.w_total)
-    items = views.answer_rows(cap, op, w_exact, w_naive, data.what_if(*data.key(r, sc.blocking)))
+    items = views.answer_rows(cap, op, w_exact, w_naive, data.what_if(m))
     if not sc.poisson:
-        sim = data.sim_at(lam, *data.key(r, sc.blocking), sc.arrivals) if op.stable else None
+        sim = data.sim_at(lam, m, sc.arrivals) if op.stable else None
         items = views.traffic_rows(sc.arrivals.label, items, sim, w_exact)
     st.markdown(results_markdown(items) + "\n\nNaive: each stage on its own, as if a full stage "
                 "never held up the one before it. More compute units means more hardware: "

@@ -88,9 +88,8 @@ STAGE_COLUMNS = ("servers", "room (jobs)", "rate alone (jobs/s)", "utilization (
 def stage_frame(scenario, lam: float) -> pd.DataFrame:
     """The stage table at load ``lam`` (per ms), columns named with units: the diagram's
     CSV (unlimited room and the last stage's blocking as blanks)."""
-    r = data.rates(scenario.spec, scenario.workload_id, scenario.K, scenario.units,
-                   scenario.cpu_speedup)
-    rows = pl.stage_table(r, data.operating(r, scenario.blocking, lam))
+    r = scenario.rates
+    rows = pl.stage_table(r, data.operating(r, scenario.model, lam))
     frame = pd.DataFrame([(r.stage, r.servers, r.room, r.rate_alone_per_s, 100 * r.utilization,
                            100 * r.blocked, r.mean_jobs) for r in rows],
                          columns=("stage",) + STAGE_COLUMNS)
@@ -203,21 +202,19 @@ def figures(view: str, scenario, lam: float | None = None,
     """(name, figure) pairs of ``view`` for ``scenario`` (app_pages/pipeline/inputs.py), at the
     load ``lam`` (per ms; load views only) with the pinned ``baseline`` curve
     ((x jobs/s, y ms) tuples) or None.  Figures are shared: never modified after."""
-    r = data.rates(scenario.spec, scenario.workload_id, scenario.K, scenario.units,
-                   scenario.cpu_speedup)
-    k = data.key(r, scenario.blocking)
-    cv = data.curves(*k)
+    r, m = scenario.rates, scenario.model
+    cv = data.curves(m)
     axes = dict(unstable_at=float(per_s_from_per_ms(cv.capacity_per_ms)),
                 x_max=float(per_s_from_per_ms(cv.lam_dense_per_ms[-1])))
     lam_s, lam_d = per_s_from_per_ms(cv.lam_per_ms), per_s_from_per_ms(cv.lam_dense_per_ms)
     label = None if scenario.poisson else scenario.arrivals.label
     if view == PIPELINE:
-        op = data.operating(r, scenario.blocking, lam)
+        op = data.operating(r, m, lam)
         rows = pl.stage_table(r, op)
         return [("pipeline", figs.pipeline_diagram(stage_boxes(rows), op.slowest,
                                                    arrival_text(op, label)))]
     if view == THROUGHPUT:
-        sim = data.sim_sweep(*k, cv.capacity_per_ms, arrivals=scenario.arrivals) \
+        sim = data.sim_sweep(m, arrivals=scenario.arrivals) \
             if scenario.simulated \
             else None
         return [
@@ -246,7 +243,7 @@ def figures(view: str, scenario, lam: float | None = None,
                 list(zip(("memory bandwidth", "host link bandwidth"),
                          pl.bandwidths_bytes_per_s(spec))), **axes))]
     if view == BUFFER:
-        kf, cf = data.k_family(*k), data.c_family(*k)
+        kf, cf = data.k_family(m), data.c_family(m)
         return [
             ("capacity_vs_K", figs.sensitivity_figure(
                 "Max sustainable rate vs buffer K", "K (jobs the GPU memory holds)", kf.values,

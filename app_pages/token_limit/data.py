@@ -74,27 +74,34 @@ def law_summary(law) -> token_limit.TokenLawSummary:
     return token_limit.token_law_summary(law.law, no_limit_max_tokens=MAX_NO_LIMIT_TOKENS)
 
 
+def queue(law, lam, a, c, patience=None) -> token_limit.TokenLimitQueue:
+    """The queue of these inputs (``engine.token_limit.TokenLimitQueue``; ``law`` a
+    ``TokenLawChoice``, whose key stands for its law in the memo keys below): every
+    call below is one of its methods, memoised on (law, λ, a, c, ...)."""
+    return token_limit.TokenLimitQueue(lam, a, c, law.law, patience)
+
+
 @memo(CACHE_SIZE)
 @long_running
 def curves(law, lam, a, c, patience, grid: tuple) -> token_limit.LimitCurves:
-    return token_limit.limit_curves(lam, a, c, law.law, np.array(grid), patience)
+    return queue(law, lam, a, c, patience).curves(np.array(grid))
 
 
 @memo(256)
 def point(law, lam, a, c, n_max, patience, method) -> token_limit.LimitPoint:
-    return token_limit.limit_point(lam, a, c, law.law, n_max, patience, method)
+    return queue(law, lam, a, c, patience).limit_point(n_max, method)
 
 
 @memo(CACHE_SIZE)
 def best_v1(law, lam, a, c, theta) -> token_limit.OptimalLimit:
-    return token_limit.optimal_limit(lam, a, c, law.law, theta)
+    return queue(law, lam, a, c).optimal_limit(theta)
 
 
 @memo(CACHE_SIZE)
 def best_v2(law, lam, a, c, theta, ell, patience, method, printed) -> token_limit.OptimalLimit:
     """The V2 search (coarse to fine): cached."""
-    return token_limit.optimal_limit(lam, a, c, law.law, theta, ell, patience, method=method,
-                                     printed_sign=printed)
+    return queue(law, lam, a, c, patience).optimal_limit(theta, ell, method=method,
+                                                         printed_sign=printed)
 
 
 @memo(CACHE_SIZE)
@@ -105,24 +112,21 @@ def paper(a, c) -> tuple:
 @memo(512)
 @heavy
 def _sim_point(law, lam, a, c, n_max, patience, i, arrivals=POISSON):
-    return token_limit.simulate_token_queue(lam, a, c, law.law, n_max, patience,
-                                            n_jobs=SIM_JOBS, seed=[SEED, i],
-                                            **arrivals.keywords_at(lam))
+    return queue(law, lam, a, c, patience).simulate(n_max, SIM_JOBS, [SEED, i],
+                                                    **arrivals.keywords_at(lam))
 
 
 @memo(CACHE_SIZE)
 def approx_wait(law, lam, a, c, limits: tuple, scv_arrival: float) -> np.ndarray:
     """Kingman's GI/G/1 mean wait (s) at the token ``limits``
     (``engine.token_limit.approx_mean_wait``)."""
-    return token_limit.approx_mean_wait(lam, a, c, law.law, np.array(limits, dtype=float),
-                                        scv_arrival)
+    return queue(law, lam, a, c).approx_mean_wait(np.array(limits, dtype=float), scv_arrival)
 
 
 @memo(256)
 def traffic_at(law, lam, a, c, n_max, patience, arrivals) -> token_limit.TrafficPoint:
     """``TrafficPoint`` of the arrival choice ``arrivals`` at the token limit ``n_max``."""
-    plan = token_limit.sim_plan(lam, a, c, law.law, (n_max,), patience, SIM_MAX_LOAD,
-                                stream=AT_STREAM)
+    plan = queue(law, lam, a, c, patience).sim_plan((n_max,), SIM_MAX_LOAD, stream=AT_STREAM)
     runs = [_sim_point(law, lam, a, c, n, tau, i, arrivals) for n, tau, i in plan]
     return token_limit.traffic_point(approx_wait(law, lam, a, c, (n_max,), arrivals.scv)[0],
                                      plan, runs)
@@ -134,7 +138,7 @@ def sim_sweep(law, lam, a, c, patience, limits: tuple, bar=None,
     """Simulated points at ``limits`` under ``arrivals`` (an ``ArrivalChoice``),
     without impatience (where the load is below ``SIM_MAX_LOAD``) and with patience τ;
     one memoised run per point, so a progress bar moves between them."""
-    plan = token_limit.sim_plan(lam, a, c, law.law, limits, patience, SIM_MAX_LOAD)
+    plan = queue(law, lam, a, c, patience).sim_plan(limits, SIM_MAX_LOAD)
     runs = over_points(_sim_point, [(law, lam, a, c, n, tau, i, arrivals)
                                     for n, tau, i in plan], bar)
     return token_limit.limit_sim_sweep(plan, runs)

@@ -86,6 +86,12 @@ class Scenario:
         return self.law, self.lam_per_s, self.profile.a_s, self.profile.c_s
 
     @property
+    def queue(self):
+        """The scenario's queue (``engine.token_limit.TokenLimitQueue``, patience τ): the
+        charts' memoised calls are its methods (``data.queue``)."""
+        return data.queue(*self.model, self.patience_s)
+
+    @property
     def grid(self) -> tuple:
         return data.n_max_grid(*self.n_range)
 

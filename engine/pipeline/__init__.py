@@ -6,7 +6,8 @@ and QBD blocks), ``qbd`` (the exact matrix-geometric solvers), ``exact`` (the ex
 tandem, its capacity and the naive decomposition), ``specs`` (rates from a GPU
 datasheet and a workload), ``answers`` (operating point, traffic, the load), ``curves`` (the charts' grids,
 sweeps and capacity families),
-``sim`` (job-level simulation), ``blas`` (the BLAS thread count, set once).  The
+``model`` (``BlockingTandem``, the frozen model object), ``sim``
+(job-level simulation), ``blas`` (the BLAS thread count, set once).  The
 model, derivations and the paper's errata: docs/models/pipeline.md.
 """
 from .answers import (LOAD_MODES, MS_PER_S, STAGES, OperatingPoint, Traffic,
@@ -18,6 +19,7 @@ from .curves import (C_FAMILY, K_FAMILY, CapacityFamily, TandemCurves, TandemSim
                      loads_at_fractions_per_ms, naive_loads_per_ms, tandem_curves,
                      tandem_sim_sweep, what_if_capacities)
 from .blas import limit_blas_threads
+from .model import BlockingTandem
 from .checks import BLOCKING
 from .sim import TandemSimResult, simulate_tandem
 from .specs import PipelineRates, group_compute_units, rates_from_specs, with_cpu_speedup

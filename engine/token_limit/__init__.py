@@ -6,7 +6,8 @@ would exceed the patience τ leaves.  Submodules: ``formulas`` (token moments,
 M/G/1 wait, load, utility, objectives), ``patience`` (the exact M/G/1+D solver,
 closed forms, ``impatience``), ``curves`` (over n_max, token-law summary),
 ``answers`` (one limit, the optimal limit, §V-B paper vs model, a profile from a
-vLLM benchmark), ``sweeps`` (the simulated points of the charts), ``sim`` (the
+vLLM benchmark), ``sweeps`` (the simulated points of the charts), ``queue`` (``TokenLimitQueue``,
+the frozen model object), ``sim`` (the
 simulator; any arrival process or a replayed trace with ``arrivals=``, beside it
 Kingman's GI/G/1 approximation ``mean_wait_gg1`` from ``engine.core.two_moment``).
 The model, derivations and errata: docs/models/token_limit.md.
@@ -21,13 +22,14 @@ from .formulas import (EXACT_SPAN, TAIL_SPLIT, clipped_token_moments, largest_st
                        rate_at_load, service_moments, utilization)
 from .patience import (EXACT_LAM_TAU, Impatience, ServiceLaw, impatience,
                        md1_deterministic_patience, mm1_deterministic_patience)
+from .queue import TokenLimitQueue
 from .sim import TokenQueueSimResult, simulate_token_queue
 from .sweeps import (SIM_MAX_LOAD, LimitSimSweep, TrafficPoint, limit_sim_sweep, sim_plan,
                      traffic_point)
 
 __all__ = ["EXACT_LAM_TAU", "EXACT_SPAN", "NO_LIMIT_MAX_TOKENS", "SIM_MAX_LOAD", "TAIL_SPLIT",
            "Impatience", "LimitCurves", "LimitPoint", "LimitSimSweep", "OptimalLimit",
-           "PaperValue", "ServiceLaw", "TokenLawSummary", "TokenQueueSimResult", "TrafficPoint",
+           "PaperValue", "ServiceLaw", "TokenLawSummary", "TokenLimitQueue", "TokenQueueSimResult", "TrafficPoint",
            "approx_mean_wait", "clipped_token_moments", "impatience", "limit_sim_sweep",
            "profile_from_bench", "sim_plan", "traffic_point",
            "largest_stable_limit", "limit_curves", "limit_grid", "limit_point",

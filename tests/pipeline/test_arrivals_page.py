@@ -20,7 +20,8 @@ VIEW = {"view": "Throughput & latency"}
 BURSTY = {"arrivals": "bursty", "arrivals_scv": "4"} | VIEW
 LABEL = "bursty arrivals (SCV 4)"
 RATES = data.rates(SPECS["a100_40gb_sxm"], "job_1mib_double_buffered", 2, 8)   # defaults
-KEY = data.key(RATES, "before")
+MODEL = data.model(RATES, "before")
+KEY = MODEL.args
 
 
 def open_page(query: dict | None = None):
@@ -37,7 +38,7 @@ def test_bursty_arrivals_move_the_simulated_points_and_the_answer_names_them():
     assert after["x"] == before["x"] and after["y"] != before["y"]
     assert trace(thr_b, f"simulation, {LABEL}")["x"] == after["x"]
     # the first point: the simulator under Renewal(λ, 4) with the page's seed stream
-    cap = data.capacity(*KEY)
+    cap = data.capacity(MODEL)
     lam = data.SIM_FRACTIONS[0] * cap
     first = pl.simulate_tandem(lam, *KEY, data.SIM_JOBS,
                                seed=np.random.SeedSequence([data.SEED, 0]),
@@ -50,7 +51,7 @@ def test_bursty_arrivals_move_the_simulated_points_and_the_answer_names_them():
     found = results(bursty)
     assert found["Arrivals"] == LABEL
     assert "Mean latency (with blocking)" not in found
-    exact = float(data.point(0.8 * cap, *KEY).w_total)
+    exact = float(data.point(0.8 * cap, MODEL).w_total)
     assert found["Mean latency (with blocking), Poisson arrivals"] == f"{exact:.4g} ms"
     here = pl.simulate_tandem(0.8 * cap, *KEY, data.SIM_JOBS,
                               seed=np.random.SeedSequence([data.SEED, data.AT_STREAM]),

@@ -6,8 +6,8 @@ from engine.arrivals import Renewal
 from engine.core.domains import ARRIVAL_SCV
 from types import SimpleNamespace
 
-from engine.pipeline import (answers, blas, chain, checks, curves, exact, qbd, sim as pipe_sim,
-                             specs, stations)
+from engine.pipeline import (answers, blas, chain, checks, curves, exact, model, qbd,
+                             sim as pipe_sim, specs, stations)
 
 
 # ============================================================ engine.pipeline
@@ -419,6 +419,40 @@ def test_pipeline_curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_points, n
         tally(f)
 
 
+# Three capacity solves, the exact and naive tandems and a short simulated run an example.
+@fuzz(200, POINTS)
+@given(valid(PIPE_MU_CPU), valid(PIPE_MU_MEM), valid(PIPE_MU_CU), st.integers(1, 4),
+       st.integers(1, 4), st.sampled_from(pipeline.BLOCKING), loads(), st.data())
+def test_pipeline_model(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
+    """BlockingTandem: each method answers as the module function of its name with the
+    object's rates, K, c and blocking rule; bad fields named."""
+    m = pipeline.BlockingTandem(mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    args = (mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    assert m.args == args
+    cap = float(pipeline.capacity(*args))
+    assert m.capacity_per_ms == cap and m.n_phases == pipeline.solve_phases(*args)
+    lam = at_load(rho, cap)
+    for got, want in ((m.exact(lam), pipeline.tandem(lam, *args)),
+                      (m.naive(lam), pipeline.tandem_independent(lam, *args[:5]))):
+        for field in pipeline.Tandem.__dataclass_fields__:
+            assert close(getattr(got, field), getattr(want, field), 0), field
+    assert m.what_if_capacities(81) == pipeline.what_if_capacities(*args, 81)
+    assert m.family_cases("c", 40) == pipeline.family_cases("c", K, c, *args[:3], blocking, 40)
+    rates = pipeline.PipelineRates(mu_cpu, mu_mem, mu_cu, K, c, 1e9, 2e6)
+    assert pipeline.BlockingTandem.from_rates(rates, blocking) == m
+    x = float(lam[0]) if np.isfinite(lam[0]) else 0.5 * cap
+    assert m.operating_point(rates, x) == pipeline.operating_point(
+        rates, x, pipeline.tandem(x, *args), cap)
+    if 0 < x < np.inf:
+        assert m.simulate(x, 500, 3) == pipeline.simulate_tandem(x, *args, 500, 3)
+    bad = data.draw(st.sampled_from(["mu_cpu_per_ms", "mu_mem_per_ms", "mu_cu_per_ms", "K", "c",
+                                     "blocking"]))
+    fields = dict(zip(("mu_cpu_per_ms", "mu_mem_per_ms", "mu_cu_per_ms", "K", "c", "blocking"),
+                      args))
+    raises_naming(bad, pipeline.BlockingTandem, **{**fields, bad: -1.0})
+    tally(pipeline.BlockingTandem)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
@@ -458,6 +492,7 @@ FUZZED = {
         "Traffic": (test_pipeline_answers, "traffic"),
         "traffic_at_loads": test_pipeline_curves, "load_per_ms": test_pipeline_curves,
         "slowest_rate_per_ms": test_pipeline_curves},
+    model: {"BlockingTandem": test_pipeline_model},
     curves: {
         "exact_load_chunks_per_ms": test_pipeline_curves, "naive_loads_per_ms": test_pipeline_curves,
         "loads_at_fractions_per_ms": test_pipeline_curves, "joined_tandem": test_pipeline_curves,

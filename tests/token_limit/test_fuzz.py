@@ -7,8 +7,8 @@ from engine.core.domains import ARRIVAL_SCV
 from types import SimpleNamespace
 
 from engine.token_limit import (answers as tl_answers, curves as tl_curves,
-                                formulas as tl_formulas, patience as tl_patience, sim as tl_sim,
-                                sweeps as tl_sweeps)
+                                formulas as tl_formulas, patience as tl_patience,
+                                queue as tl_queue, sim as tl_sim, sweeps as tl_sweeps)
 
 
 # ============================================================ engine.token_limit
@@ -369,6 +369,50 @@ def test_token_limit_sweeps(law, a, c, rho, n_max, scv, patience, max_load, tpot
         raises_naming("mean T", token_limit.profile_from_bench, bench)
 
 
+# One exact impatience solve and two short simulated runs an example: a few dozen.
+@fuzz(40)
+@given(LIGHT_LAWS, valid(A_S_PER_TOKEN), valid(C_S, high=5.0), rho(), st.integers(1, 2000),
+       valid(PATIENCE_S, high=1e3), valid(THETA), valid(LOSS_COST), st.data())
+def test_token_limit_queue(law, a, c, rho, n_max, patience, theta, loss_cost, data):
+    """TokenLimitQueue: each method answers as the module function of its name with the
+    queue's λ, a, c, law and patience; bad parameters named by their field."""
+    name, law = law
+    es = float(service_mean(a, c, law, n_max))
+    lam = float(at_load(rho, 1 / es))
+    q = token_limit.TokenLimitQueue(lam, a, c, law, patience)
+    args = (lam, a, c, law)
+    grid = np.unique([1, n_max, max(1, n_max // 2)])
+    assert close(q.utilization(grid), token_limit.utilization(*args, grid), 0)
+    assert close(q.mean_wait(grid), token_limit.mean_wait(*args, grid), 0)
+    assert close(q.largest_stable_limit(), token_limit.largest_stable_limit(*args), 0)
+    assert close(q.approx_mean_wait(grid, 2.0), token_limit.approx_mean_wait(*args, grid, 2.0), 0)
+    assert q.sim_plan(grid) == token_limit.sim_plan(*args, grid, patience)
+    _, keep = arrivals_within(lam, patience)
+    if keep and np.isfinite(lam):
+        assert q.limit_point(n_max) == token_limit.limit_point(*args, n_max, patience, "exact")
+        got, want = q.curves(grid), token_limit.limit_curves(*args, grid, patience)
+        assert close(got.mean_wait, want.mean_wait, 0)
+        assert close(got.exact.loss_fraction, want.exact.loss_fraction, 0)
+        imp = q.impatience(grid, "interpolation")
+        assert close(imp.loss_fraction, token_limit.impatience(*args, grid, patience,
+                                                               "interpolation").loss_fraction, 0)
+        v2 = q.optimal_limit(theta, loss_cost, candidates=grid)
+        assert v2.n_max == token_limit.optimal_limit(*args, theta, loss_cost, patience,
+                                                     candidates=grid).n_max
+    v1 = q.optimal_limit(theta, candidates=grid)
+    assert v1.n_max == token_limit.optimal_limit(*args, theta, candidates=grid).n_max
+    if 0 < lam < np.inf:
+        run = q.simulate(n_max, 2_000, 7)
+        assert run == token_limit.simulate_token_queue(*args, n_max, patience, 2_000, 7)
+        free = q.simulate(n_max, 2_000, 7, patience_s=None)
+        assert free == token_limit.simulate_token_queue(*args, n_max, None, 2_000, 7)
+    raises_naming("patience_s", token_limit.TokenLimitQueue(lam, a, c, law).limit_point, n_max)
+    bad = data.draw(st.sampled_from(["lam_per_s", "a_s_per_token", "c_s", "patience_s"]))
+    fields = dict(lam_per_s=lam, a_s_per_token=a, c_s=c, tokens=law, patience_s=patience)
+    raises_naming(bad, token_limit.TokenLimitQueue, **{**fields, bad: -1.0})
+    tally(token_limit.TokenLimitQueue)
+
+
 # ============================================================ every public function has a case
 
 # Public name -> the test that fuzzes it.  A result or data class (no arguments of its
@@ -401,6 +445,7 @@ FUZZED = {
         "percent_change": test_token_paper_comparison,
         "PaperValue": (test_token_paper_comparison, "paper_comparison"),
         "profile_from_bench": test_token_limit_sweeps},
+    tl_queue: {"TokenLimitQueue": test_token_limit_queue},
     tl_sweeps: {
         "sim_plan": test_token_limit_sweeps, "limit_sim_sweep": test_token_limit_sweeps,
         "traffic_point": test_token_limit_sweeps,
