@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core.domains import PEAK_TO_MEAN, PHASE_RATE, SWITCH_RATE, TRACE_REQUESTS
 from .schema import (PRESET_DIR, check_keys, load_folder, number, number_list, read_toml,
-                     scalars)
+                     scalars, schema)
 
 ARRIVAL_DIR = PRESET_DIR / "arrivals"
 
@@ -88,6 +88,11 @@ class ArrivalPreset:
                      self.switch_21_per_s, f"fitted to {self.trace_name}")
 
 
+# the file's top level, from the dataclass: its fields outside the sub-tables, then those
+_TOP = tuple(k for k in schema(ArrivalPreset)
+             if k not in _WINDOWS + _MMPP2 + _BINS + ("requests_per_bin",)) + _TABLES
+
+
 def _table(data: dict, name: str, keys, where: str) -> tuple[dict, str]:
     """The sub-table ``[name]`` holding exactly ``keys``, and its ``where``."""
     table = data[name]
@@ -104,9 +109,7 @@ def load_arrival_preset(path) -> ArrivalPreset:
     whole number ≥ 2, ``peak_to_mean`` ≥ 1); the window columns of one length with
     ``window_s`` increasing; a valid MMPP-2 (rates not both 0)."""
     data, where = read_toml(path)
-    top = ("id", "name", "trace_name", "source", "n_requests", "duration_s",
-           "mean_rate_per_s", "scv") + _TABLES
-    check_keys(data, top, top, where)
+    check_keys(data, _TOP, _TOP, where)
     values = scalars(ArrivalPreset, data, where, _DOMAINS)
     win, at = _table(data, "windows", _WINDOWS, where)
     cols = {k: number_list(win[k], f"{at}.{k}") for k in _WINDOWS}
