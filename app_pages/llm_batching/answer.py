@@ -25,10 +25,10 @@ def rows(s, lam: float, lims: dict, ok: list) -> list:
     """(label, value with units) of scenario ``s`` at load ``lam`` (requests/s);
     ``lims``: capacity per strategy, ``ok``: the strategies that keep up at ``lam``."""
     labels = data.LABELS
-    bc = data.batch_curve(s.law, s.k)
-    b_star, soj_star = data.best_fixed(lam, s.law, s.k)
-    rec, soj_rec = data.recommended_b_max(lam, s.law, s.k)
-    fixed = data.fixed_latency(lam, s.law, s.k, s.b)
+    bc = data.batch_curve(s.times)
+    b_star, soj_star = data.best_fixed(lam, s.times)
+    rec, soj_rec = data.recommended_b_max(lam, s.times)
+    fixed = data.fixed_latency(lam, s.times, s.b)
     x = "" if s.poisson else ", Poisson"
     out = [
         ("Load", rate(lam)),
@@ -54,13 +54,13 @@ def simulated_fixed(s, lam: float, ok: list) -> str:
         return "simulation off"
     if "fixed" not in ok:
         return "∞ (cannot keep up)"
-    r = data.fixed_sim_at(lam, s.law, s.k, s.b, s.n_jobs, s.arrivals)
+    r = data.fixed_sim_at(lam, s.times, s.b, s.n_jobs, s.arrivals)
     return f"{plain_number(r.mean_latency)} s ± {r.ci95:.2g}"
 
 
 def metrics(s, lam: float, lims: dict) -> dict:
     """What a pinned baseline is compared on (names carry units where they have one)."""
-    b_star, _ = data.best_fixed(lam, s.law, s.k)
-    rec, _ = data.recommended_b_max(lam, s.law, s.k)
+    b_star, _ = data.best_fixed(lam, s.times)
+    rec, _ = data.recommended_b_max(lam, s.times)
     return {"best fixed batch size": float(b_star), "best batch-size cap": float(rec),
             "capped dynamic capacity (requests/s)": lims["capped"]}

@@ -1,7 +1,8 @@
 """Memoised engine calls of the LLM batching page (hashable arguments only).
 
-A token law is passed as the shared input's ``TokenLawChoice`` (hashable by its
-key: family and parameters, or an upload's digest and name).  Exact chains and
+The model is the scenario's ``engine.llm_batching.BatchTimes`` (the batch-time law and
+the output-token law: hashable, equal when the coefficients are and the law object is
+the same one, which the token-law input memoises by its key).  Exact chains and
 simulations run point by point, each point memoised, with a progress bar.  The exact
 chains and formulas assume Poisson arrivals; the simulations run under the page's
 arrival choice (``ui.arrivals_input.ArrivalChoice``, hashable), time-scaled to each load.
@@ -47,15 +48,15 @@ def presets() -> dict:
 
 
 @memo(CACHE_SIZE)
-def batch_curve(law, k) -> lb.BatchSizeCurve:
+def batch_curve(times) -> lb.BatchSizeCurve:
     """E[L_b] and μ[b] for b ≤ ``B_TOP`` (Fig 3)."""
-    return lb.batch_size_curve(law.law, k, B_TOP)
+    return times.batch_size_curve(B_TOP)
 
 
 @memo(CACHE_SIZE)
-def limits(law, k, b, b_max, kv, prompt) -> dict:
+def limits(times, b, b_max, kv, prompt) -> dict:
     """Stability limit (requests/s) of every strategy, by key of ``STRATEGIES``."""
-    return lb.strategy_limits(law.law, k, b, b_max, kv, prompt)
+    return times.strategy_limits(b, b_max, kv, prompt)
 
 
 def coarse_grid(lam_max) -> np.ndarray:
@@ -69,13 +70,11 @@ class FixedLoads:
 
 
 @memo(CACHE_SIZE)
-def fixed_curves(law, k, b, lam_max) -> FixedLoads:
+def fixed_curves(times, b, lam_max) -> FixedLoads:
     """Fixed batching and the dynamic bound over the λ axis (s); the fine grid has
     points up to fixed batching's capacity however short its stable stretch."""
-    dist = law.law
-    grid = lb.curve_grid(lam_max, lb.stability_limit("fixed", dist, k, b=b), N_FINE)
-    return FixedLoads(lb.fixed_curves(grid, b, dist, k),
-                      lb.fixed_batch_sojourn(coarse_grid(lam_max), b, dist, k))
+    grid = lb.curve_grid(lam_max, times.stability_limit("fixed", b=b), N_FINE)
+    return FixedLoads(times.fixed_curves(grid, b), times.fixed_sojourn(coarse_grid(lam_max), b))
 
 
 def chain_states(b_max) -> int:
@@ -87,12 +86,12 @@ def chain_states(b_max) -> int:
 
 
 @memo(512)
-def _chain_point(lam, law, k, b_max) -> lb.DynamicSolution:
-    return lb.dynamic_solution(lam, law.law, k, b_max, chain_states(b_max))
+def _chain_point(lam, times, b_max) -> lb.DynamicSolution:
+    return times.dynamic_solution(lam, b_max, chain_states(b_max))
 
 
 @memo(CACHE_SIZE)
-def chain_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> lb.ChainCurve:
+def chain_curve(times, b_max, lam_max, limit, bar=None, share=0.8) -> lb.ChainCurve:
     """Exact mean sojourn (s) at the coarse loads and ``CHAIN_POINTS`` more up to ``share``
     of the limit (``lb.chain_curve``); NaN from the first load whose chain needs more than
     ``chain_states`` states on (the loads above it are not solved)."""
@@ -103,7 +102,7 @@ def chain_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> lb.ChainC
     def point(x):
         if failed:
             return None
-        sol = _chain_point(x, law, k, b_max)
+        sol = _chain_point(x, times, b_max)
         if not sol.converged:
             failed.append(x)
         return sol
@@ -113,82 +112,81 @@ def chain_curve(law, k, b_max, lam_max, limit, bar=None, share=0.8) -> lb.ChainC
     return lb.chain_curve(lam, coarse, solutions)
 
 
-def chains(law, k, b_max, lam_max, lims: dict, bar=None) -> dict:
+def chains(times, b_max, lam_max, lims: dict, bar=None) -> dict:
     """The exact chains of uncapped and capped dynamic batching, by strategy."""
-    return {"dynamic": chain_curve(law, k, None, lam_max, lims["dynamic"], bar,
+    return {"dynamic": chain_curve(times, None, lam_max, lims["dynamic"], bar,
                                    CHAIN_LOAD["dynamic"]),
-            "capped": chain_curve(law, k, b_max, lam_max, lims["capped"], bar,
+            "capped": chain_curve(times, b_max, lam_max, lims["capped"], bar,
                                   CHAIN_LOAD["capped"])}
 
 
-def exact_curves(law, k, b, b_max, lam_max, lims: dict, bar=None) -> dict:
+def exact_curves(times, b, b_max, lam_max, lims: dict, bar=None) -> dict:
     """Exact mean sojourn (s) on the coarse grid: uncapped and capped dynamic, fixed b."""
-    out = {s: c.coarse_s for s, c in chains(law, k, b_max, lam_max, lims, bar).items()}
-    out["fixed"] = fixed_curves(law, k, b, lam_max).coarse
+    out = {s: c.coarse_s for s, c in chains(times, b_max, lam_max, lims, bar).items()}
+    out["fixed"] = fixed_curves(times, b, lam_max).coarse
     return out
 
 
 @memo(1024)
-def _sim_point(strategy, lam, law, k, b, b_max, kv, prompt, n_jobs, i, arrivals=POISSON):
+def _sim_point(strategy, lam, times, b, b_max, kv, prompt, n_jobs, i, arrivals=POISSON):
     name = "dynamic" if strategy == "capped" else strategy
     options = dict(kv_capacity_tokens=kv, prompt_tokens=prompt) if strategy == "continuous" else {}
-    return lb.simulate(name, lam, law.law, k, b=b if strategy == "fixed" else None,
-                       b_max=b_max if strategy == "capped" else None, n_jobs=n_jobs,
-                       seed=[SEED, i], **options, **arrivals.keywords_at(lam))
+    return times.simulate(name, lam, b=b if strategy == "fixed" else None,
+                          b_max=b_max if strategy == "capped" else None, n_jobs=n_jobs,
+                          seed=[SEED, i], **options, **arrivals.keywords_at(lam))
 
 
 @memo(CACHE_SIZE)
-def sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None,
+def sim_sweep(times, b, b_max, kv, prompt, lam_max, lims: dict, n_jobs, bar=None,
               arrivals=POISSON) -> lb.StrategySims:
     """Every strategy simulated at the coarse loads below ``SIM_LOAD`` of its limit,
     under ``arrivals`` (an ``ArrivalChoice``), each point memoised."""
     lam = coarse_grid(lam_max)
     jobs = lb.sim_jobs(lam, STRATEGIES, lims, SIM_LOAD)
     extra = () if arrivals.is_poisson else (arrivals,)
-    runs = over_points(_sim_point, [(s, float(lam[i]), law, k, b, b_max, kv, prompt, n_jobs,
-                                     i, *extra) for s, i in jobs], bar,
+    runs = over_points(_sim_point, [(s, float(lam[i]), times, b, b_max, kv, prompt, n_jobs, i,
+                                     *extra) for s, i in jobs], bar,
                        "Simulating the strategies…")
     return lb.strategy_sims(lam, STRATEGIES, jobs, runs)
 
 
 @memo(256)
-def best_fixed(lam, law, k) -> tuple[int, float]:
-    dist = law.law
-    b = lb.best_fixed_batch_size(lam, dist, k)
-    return b, (float(lb.fixed_batch_sojourn(lam, b, dist, k)) if b else float("inf"))
+def best_fixed(lam, times) -> tuple[int, float]:
+    b = times.best_fixed_batch_size(lam)
+    return b, (float(times.fixed_sojourn(lam, b)) if b else float("inf"))
 
 
 @memo(256)
-def fixed_latency(lam, law, k, b) -> float:
+def fixed_latency(lam, times, b) -> float:
     """Mean latency (s) of fixed batches of ``b`` at ``lam``: the chart's exact fixed-b curve."""
-    return float(lb.fixed_batch_sojourn(lam, b, law.law, k))
+    return float(times.fixed_sojourn(lam, b))
 
 
 @memo(256)
-def recommended_b_max(lam, law, k) -> tuple[int, float]:
-    return lb.recommended_b_max(lam, law.law, k, max_states=256)
+def recommended_b_max(lam, times) -> tuple[int, float]:
+    return times.recommended_b_max(lam, max_states=256)
 
 
 @memo(256)
-def fixed_sim_at(lam, law, k, b, n_jobs, arrivals):
+def fixed_sim_at(lam, times, b, n_jobs, arrivals):
     """Fixed batches of ``b`` simulated at one load ``lam`` under ``arrivals`` (the
     results table's value beside the exact, Poisson one)."""
-    return _sim_point("fixed", lam, law, k, b, None, None, 0.0, n_jobs, AT_STREAM, arrivals)
+    return _sim_point("fixed", lam, times, b, None, None, 0.0, n_jobs, AT_STREAM, arrivals)
 
 
 @memo(CACHE_SIZE)
-def strategy_map(law, k, b, b_max, kv, prompt, lam_max, simulate, n_jobs, bar=None,
+def strategy_map(times, b, b_max, kv, prompt, lam_max, simulate, n_jobs, bar=None,
                  arrivals=POISSON):
     """Which strategy is stable where and how its latency is known (the page's one
     source for its caption, tables, charts and best-strategy view): simulated under
     ``arrivals`` where simulated, else exact (Poisson arrivals)."""
-    lims = limits(law, k, b, b_max, kv, prompt)
-    exact = exact_curves(law, k, b, b_max, lam_max, lims, bar)
+    lims = limits(times, b, b_max, kv, prompt)
+    exact = exact_curves(times, b, b_max, lam_max, lims, bar)
     sweep = None
     if simulate:
-        sweep = (sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar)
+        sweep = (sim_sweep(times, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar)
                  if arrivals.is_poisson else
-                 sim_sweep(law, k, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar,
+                 sim_sweep(times, b, b_max, kv, prompt, lam_max, lims, n_jobs, bar,
                            arrivals=arrivals))
     return lb.strategy_map(coarse_grid(lam_max), STRATEGIES, LABELS, lims, exact,
                            None if sweep is None else sweep.mean_s, share=CHAIN_LOAD,

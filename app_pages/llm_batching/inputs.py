@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from engine import llm_batching as lb
 from engine.core import domains as dom
 from ui import arrivals_input as arr
 from ui import share
@@ -49,8 +50,8 @@ FIELDS = [PRESET, *tli.fields(LAW_ALIASES), K1, K2, K3, K4, LAM_MAX, LAM, *arr.F
 class Scenario:
     """The sidebar's inputs (a change re-runs the whole page); the memo key of its views."""
 
-    law: tli.TokenLawChoice
-    k: tuple[float, float, float, float]     # batch-time coefficients (eq 18), s
+    law: tli.TokenLawChoice                   # the output-token law chosen (labels)
+    times: lb.BatchTimes                      # H(b, l) (eq 18) with that law: the model
     b: int                                    # fixed batch size
     b_max: int                                # cap of capped dynamic batching
     lam_max: float                            # end of the λ axis, requests/s
@@ -71,7 +72,7 @@ class Scenario:
 
     def parameters(self, lam: float) -> dict:
         """The report's parameter table at load ``lam``: plain text with units."""
-        k1, k2, k3, k4 = self.k
+        k1, k2, k3, k4 = self.times.k
         return {"Output length (tokens)": self.law.label,
                 "Batch time H(b, l) = k1·b + k2 + k3·b·l + k4·l":
                     f"k1 = {k1:g} s per request, k2 = {k2:g} s, k3 = {k3:g} s per token per "
@@ -171,7 +172,9 @@ def sidebar() -> Scenario:
                       help="Discrete-event simulation at 8 loads per strategy (cached).")
             share.number_input(N_JOBS, "Requests per simulated load", step=5000)
         st.radio("Chart image format", IMG.choices, key="img", horizontal=True)
-    return Scenario(law, (float(ss["k1"]), float(ss["k2"]), float(ss["k3"]), float(ss["k4"])),
+    times = lb.BatchTimes(float(ss["k1"]), float(ss["k2"]), float(ss["k3"]), float(ss["k4"]),
+                          law.law)
+    return Scenario(law, times,
                     int(ss["b"]), int(ss["b_max"]), float(ss["lam_max"]), float(ss["kv"]),
                     float(ss["prompt"]), bool(ss["simulate"]), int(ss["n_jobs"]), arrivals)
 

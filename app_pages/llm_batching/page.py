@@ -46,7 +46,7 @@ def run():
     share.show_warnings()
     s = inputs.sidebar()
     try:
-        lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
+        lims = data.limits(s.times, s.b, s.b_max, s.kv, s.prompt)
     except ValueError as err:
         st.error(f"These inputs cannot be evaluated: {err}")
         share.publish(inputs.FIELDS)
@@ -98,7 +98,7 @@ def operating_point(s: inputs.Scenario, lims: dict):
             + " cannot keep up: latency grows without bound.", icon=":material/warning:")
     rows = answer.rows(s, lam, lims, ok)
     results_table(rows)
-    fixed = data.fixed_latency(lam, s.law, s.k, s.b)
+    fixed = data.fixed_latency(lam, s.times, s.b)
     scenario = {"label": s.label, "scenario": s, "metrics": answer.metrics(s, lam, lims)}
     row = action_row()
     base = compare.controls(inputs.PAGE, scenario, row)

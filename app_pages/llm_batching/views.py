@@ -74,15 +74,15 @@ def sweep(s):
     off)."""
     if not s.simulate:
         return None
-    lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
-    args = (s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, lims, s.n_jobs)
+    lims = data.limits(s.times, s.b, s.b_max, s.kv, s.prompt)
+    args = (s.times, s.b, s.b_max, s.kv, s.prompt, s.lam_max, lims, s.n_jobs)
     return data.sim_sweep(*args) if s.poisson else data.sim_sweep(*args, arrivals=s.arrivals)
 
 
 def strategy_map(s, bar=None):
     """The page's one source of which strategy is stable where (``lb.StrategyMap``):
     simulated under the scenario's arrivals where simulated, else exact (Poisson)."""
-    args = (s.law, s.k, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate, s.n_jobs, bar)
+    args = (s.times, s.b, s.b_max, s.kv, s.prompt, s.lam_max, s.simulate, s.n_jobs, bar)
     return (data.strategy_map(*args) if s.poisson
             else data.strategy_map(*args, arrivals=s.arrivals))
 
@@ -150,10 +150,10 @@ def _chain_end(s, strategy, chain, limit) -> tuple:
 
 
 def _latency(s, lam, baseline) -> list:
-    lims, labels = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt), data.LABELS
+    lims, labels = data.limits(s.times, s.b, s.b_max, s.kv, s.prompt), data.LABELS
     marks = {strat: (labels[strat], v) for strat, v in lims.items()}
-    fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
-    chains = data.chains(s.law, s.k, s.b_max, s.lam_max, lims)
+    fine = data.fixed_curves(s.times, s.b, s.lam_max).fine
+    chains = data.chains(s.times, s.b_max, s.lam_max, lims)
     smap = strategy_map(s)
     curves = [("fixed", exact_name(s, f"fixed b = {s.b}, exact"), fine.lam_per_s,
                fine.sojourn_s, None),
@@ -174,7 +174,7 @@ def _latency(s, lam, baseline) -> list:
              for strat in lb.NO_EXACT if sw is None]
     base = None
     if baseline is not None:
-        pinned = data.fixed_curves(baseline.law, baseline.k, baseline.b, baseline.lam_max).fine
+        pinned = data.fixed_curves(baseline.times, baseline.b, baseline.lam_max).fine
         base = (pinned.lam_per_s, pinned.sojourn_s)
     out = [("mean_latency", figs.strategy_latency_figure(
         curves, sims, marks, x_max=s.lam_max, current=lam, ends=ends,
@@ -191,9 +191,9 @@ def _latency(s, lam, baseline) -> list:
 
 def _paper(s) -> tuple:
     """Eq 25 and the dynamic bound as the paper prints them, beside the exact model."""
-    lims = data.limits(s.law, s.k, s.b, s.b_max, s.kv, s.prompt)
-    fine = data.fixed_curves(s.law, s.k, s.b, s.lam_max).fine
-    chain = data.chains(s.law, s.k, s.b_max, s.lam_max, lims)["dynamic"]
+    lims = data.limits(s.times, s.b, s.b_max, s.kv, s.prompt)
+    fine = data.fixed_curves(s.times, s.b, s.lam_max).fine
+    chain = data.chains(s.times, s.b_max, s.lam_max, lims)["dynamic"]
     curves = [("fixed", exact_name(s, f"fixed b = {s.b}, exact (M/D^b/1)"), fine.lam_per_s,
                fine.sojourn_s, None),
               ("fixed", exact_name(s, "fixed, eq 25 as printed (E[Q_d]/λ, not the latency)"),
@@ -217,7 +217,7 @@ def figures(view: str, scenario, lam: float | None = None, baseline=None) -> tup
     if view == LATENCY:
         return tuple(_latency(s, lam, baseline))
     if view == BATCH_SIZE:
-        bc = data.batch_curve(s.law, s.k)
+        bc = data.batch_curve(s.times)
         marks = {"fixed b": s.b, "b_max": s.b_max}
         return (("expected_max_tokens", figs.expected_max_figure(
                     bc.b, bc.expected_max_tokens, bc.mean_tokens, marks)),

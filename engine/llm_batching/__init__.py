@@ -14,6 +14,7 @@ Poisson process (per second) with i.i.d. output token counts from a law on
                    a chain's curve and the strategies' simulations placed by load
 * ``coverage``     which strategy is stable where and how its latency is known there
 * ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C)
+* ``model``        ``BatchTimes``: H and the output-token law bound, every answer a method
 * ``sim``          the discrete-event simulator (dynamic, fixed, elastic; continuous on
                    ``engine.llm_serving``'s step-by-step simulator)
 
@@ -34,13 +35,14 @@ from .dynamic import (CHAIN_MAX_STATES, DynamicSolution, dynamic_sojourn, dynami
                       dynamic_wait)
 from .fixed import (fixed_batch_roots_eq25, fixed_batch_sojourn, fixed_batch_wait,
                     fixed_batch_wait_eq25)
+from .model import BatchTimes
 from .sim import LLMSimRecords, LLMSimResult, simulate
 from .stability import B_HORIZON, STRATEGIES, stability_limit
 
 __all__ = [
     "B_HORIZON", "B_MAX_CANDIDATES", "CHAIN_MAX_STATES", "EXACT", "NOT_COMPUTED", "SIMULATED",
     "NO_EXACT", "STRATEGIES", "UNSTABLE", "StrategyMap", "chain_loads", "curve_grid", "strategy_map",
-    "BatchSizeCurve", "ChainCurve", "StrategySims", "chain_curve", "sim_jobs", "strategy_sims",
+    "BatchTimes", "BatchSizeCurve", "ChainCurve", "StrategySims", "chain_curve", "sim_jobs", "strategy_sims",
     "DynamicSolution", "FixedCurves", "LLMSimRecords", "LLMSimResult",
     "batch_size_curve", "batch_time", "best_fixed_batch_size", "best_strategy", "check_dist",
     "check_k", "compare_strategies", "dynamic_sojourn", "dynamic_solution", "dynamic_wait",

@@ -7,7 +7,8 @@ from engine.core.domains import ARRIVAL_SCV
 from engine.llm_batching import (answers as lb_answers, batch_times as lb_batch_times,
                                  bounds as lb_bounds, coverage as lb_coverage,
                                  curves as lb_curves, dynamic as lb_dynamic,
-                                 fixed as lb_fixed, sim as lb_sim, stability as lb_stability)
+                                 fixed as lb_fixed, model as lb_model, sim as lb_sim,
+                                 stability as lb_stability)
 
 
 # ============================================================ engine.llm_batching
@@ -314,6 +315,60 @@ def test_llm_compare(law, k, rho, b, kv):
     raises_naming("lam", llm_batching.compare_strategies, -1.0, law, k, b)
 
 
+def _same(a, b):
+    """Equal numbers, NaN and inf included, in arrays, tuples and result objects."""
+    if hasattr(a, "__dataclass_fields__"):
+        return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__
+                   if f != "records")
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[x], b[x]) for x in a)
+    return np.array_equal(np.asarray(a, float), np.asarray(b, float), equal_nan=True)
+
+
+# Each method against the function it names (same numbers), on two loads below the
+# uncapped limit: a chain (≤ 128 states) and a short simulation per case.
+@fuzz(20, 4)
+@given(LLM_LAWS, K_COEFFICIENTS, st.integers(1, 8), st.integers(1, 8),
+       st.lists(st.floats(0.05, 0.9), min_size=2, max_size=2), st.data())
+def test_llm_batch_times_object(law, k, b, b_max, shares, data):
+    """BatchTimes: the unit-suffixed coefficients, k, and every method giving the module
+    function's numbers with the load first; a bad coefficient or law named."""
+    name, law = law
+    m = llm_batching.BatchTimes.from_k(k, law)
+    assert m.k == tuple(float(x) for x in k) and m.k2_s == float(k[1])
+    assert m == llm_batching.BatchTimes(*k, law) and m.output_tokens is law
+    assert _same(m.batch_time(b, 100.0), llm_batching.batch_time(b, 100.0, k))
+    assert _same(m.expected_max_tokens(b), llm_batching.expected_max_tokens(law, b))
+    assert _same(m.mean_batch_time(b), llm_batching.mean_batch_time(b, law, k))
+    assert _same(m.throughput(b), llm_batching.throughput(b, law, k))
+    assert m.optimal_batch_size(8) == llm_batching.optimal_batch_size(law, k, 8)
+    assert _same(m.batch_size_curve(8), llm_batching.batch_size_curve(law, k, 8))
+    assert _same(m.linear_bound_coefficients(), llm_batching.linear_bound_coefficients(law, k))
+    limits = m.strategy_limits(b, b_max)
+    assert _same(limits, llm_batching.strategy_limits(law, k, b, b_max))
+    assert m.stability_limit("dynamic", b_max=b_max) == \
+        llm_batching.stability_limit("dynamic", law, k, b_max=b_max)
+    lam = np.array(shares) * limits["capped"]
+    assert _same(m.fixed_wait(lam, b), llm_batching.fixed_batch_wait(lam, b, law, k))
+    assert _same(m.fixed_sojourn(lam, b), llm_batching.fixed_batch_sojourn(lam, b, law, k))
+    assert _same(m.fixed_curves(lam, b), llm_batching.fixed_curves(lam, b, law, k))
+    x = float(lam[0])
+    assert _same(m.dynamic_solution(x, b_max, 128),
+                 llm_batching.dynamic_solution(x, law, k, b_max, 128))
+    assert _same(m.dynamic_sojourn(x, b_max), llm_batching.dynamic_sojourn(x, law, k, b_max))
+    assert _same(m.dynamic_wait(x, b_max), llm_batching.dynamic_wait(x, law, k, b_max))
+    assert _same(m.dynamic_wait_bound(lam), llm_batching.dynamic_wait_bound(lam, law, k))
+    assert m.best_fixed_batch_size(x, 8) == llm_batching.best_fixed_batch_size(x, law, k, 8)
+    assert m.recommended_b_max(x, (1, 2, 4), max_states=128) == \
+        llm_batching.recommended_b_max(x, law, k, (1, 2, 4), max_states=128)
+    assert _same(m.simulate("fixed", x, b, n_jobs=200, seed=3),
+                 llm_batching.simulate("fixed", x, law, k, b, n_jobs=200, seed=3))
+    tally(llm_batching.BatchTimes)
+    kk, coefficient = bad_k(data, k)
+    raises_naming(coefficient, llm_batching.BatchTimes.from_k, kk, law)
+    raises_naming("dist", llm_batching.BatchTimes, *k, "lognormal")
+
+
 @FUZZ
 @given(st.lists(st.floats(0.01, 100.0), min_size=1, max_size=12, unique=True),
        st.lists(st.booleans(), min_size=12, max_size=12), st.data())
@@ -414,6 +469,7 @@ FUZZED = {
         "curve_grid": test_llm_batch_times, "chain_loads": test_llm_batch_times,
         "strategy_map": test_llm_batch_times,
         "StrategyMap": (test_llm_batch_times, "strategy_map")},
+    lb_model: {"BatchTimes": test_llm_batch_times_object},
     lb_sim: {
         "simulate": test_llm_simulate, "continuous_serving": test_llm_simulate,
         "LLMSimResult": (test_llm_simulate, "simulate"),
