@@ -191,13 +191,14 @@ def link_name(gb_per_s: float) -> str:
 
 _GPU, _LLM, _SERVING = (default_spec(w) for w in ("gpu", "llm", "llm_serving"))
 WORKLOAD = share.Field("plan_workload", "gpu", str, choices=tuple(WORKLOADS))
-RATE = share.Field("plan_rate", _GPU.rate_per_s, float, 1e-4, 1e8)
-PCT = share.Field("plan_pct", _GPU.percentile, float, 50.0, 99.99, domain=dom.PERCENTILE)
-TARGET = share.Field("plan_target", _GPU.target_ms, float, 1e-6, 1e9)
+RATE = share.Field("plan_rate", _GPU.rate_per_s, float, 1e-4, 1e8, domain=dom.PLAN_RATE_PER_S)
+PCT = share.Field("plan_pct", _GPU.percentile, float, domain=dom.PLAN_PERCENTILE)
+TARGET = share.Field("plan_target", _GPU.target_ms, float, 1e-6, 1e9,
+                     domain=dom.PLAN_TARGET_MS)         # in ms or s (TARGET_UNIT): > 0
 TARGET_UNIT = share.Field("plan_target_unit", "ms", str, choices=("ms", "s"))
 SLA = SlaField("plan_sla", _SERVING.sla, tuple, 50.0, 99.99)
 ENERGY_ON = share.Field("plan_energy_cap", False, bool)
-ENERGY = share.Field("plan_energy_j", 1.0, float, 1e-6, 1e9)
+ENERGY = share.Field("plan_energy_j", 1.0, float, 1e-6, 1e9, domain=dom.PLAN_ENERGY_CAP_J)
 TRUNCATION = share.Field("plan_cut_pct", 100 * _LLM.truncation_cap, float, 0.0, 100.0)
 TOKEN_LAW = share.Field("plan_token_law", _LLM.token_law, str, choices=tuple(OUTPUT_LAWS))
 TOKENS = share.Field("plan_tokens", "laws", str, choices=tuple(TOKEN_SOURCES))
@@ -207,8 +208,8 @@ DISPATCH_POLICY = share.Field("plan_dispatch", _SERVING.dispatch, str, choices=D
 LINK = share.Field("plan_link", link_name(default_spec("llm_disaggregated").link_gb_per_s),
                    str, choices=(*LINK_GB_PER_S, CUSTOM_LINK))
 LINK_GBPS = share.Field("plan_link_gb_s", default_spec("llm_disaggregated").link_gb_per_s,
-                        float, 1e-3, 1e5)
-LINK_MS = share.Field("plan_link_ms", 0.0, float, 0.0, 1e4)
+                        float, 1e-3, domain=dom.PLAN_LINK_GB_PER_S)
+LINK_MS = share.Field("plan_link_ms", 0.0, float, domain=dom.PLAN_LINK_LATENCY_MS)
 HARDWARE = HardwareField("plan_hw", hw_table.encode(_GPU.hardware), str)
 B_MAX = _knob_field("plan_b_max", "b_max")
 DELAYS = _knob_field("plan_delay_ms", "queue_delay_ms")
@@ -220,8 +221,8 @@ DECODE = _knob_field("plan_decode", "decode_instances")
 _R = _domain("replicas")
 R_LO = share.Field("plan_r_min", min(_GPU.replicas), int, _R.low, _R.high)
 R_HI = share.Field("plan_r_max", max(_GPU.replicas), int, _R.low, _R.high)
-CONFIRM = share.Field("plan_confirm", _GPU.confirm, int, 1, MAX_CONFIRM)
-SEED = share.Field("plan_seed", _GPU.seed, int, 0, 2 ** 31 - 1)
+CONFIRM = share.Field("plan_confirm", _GPU.confirm, int, 1, MAX_CONFIRM, domain=dom.PLAN_CONFIRM)
+SEED = share.Field("plan_seed", _GPU.seed, int, 0, 2 ** 31 - 1, domain=dom.PLAN_SEED)
 VIEW = share.Field("plan_view", VIEWS[0], str, choices=VIEWS)
 IMG = share.Field("img", "png", str, choices=("png", "svg"))
 FIELDS = [WORKLOAD, RATE, *arrivals_input.FIELDS, PCT, TARGET, TARGET_UNIT, SLA, ENERGY_ON,
