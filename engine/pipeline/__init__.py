@@ -21,7 +21,8 @@ from .curves import (C_FAMILY, K_FAMILY, CapacityFamily, TandemCurves, TandemSim
 from .blas import limit_blas_threads
 from .model import BlockingTandem
 from .checks import BLOCKING
-from .sim import TandemSimResult, simulate_tandem
+from .sim import (TandemRecords, TandemSimResult, simulate_tandem, simulate_tandem_records,
+                  tandem_summary)
 from .specs import PipelineRates, group_compute_units, rates_from_specs, with_cpu_speedup
 from .stations import Station, mm1, mm1k, mmcc, mmck
 from .exact import METHODS, Tandem, capacity, solve_phases, tandem, tandem_independent

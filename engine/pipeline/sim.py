@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
+from ..core.arrival_input import check_arrival_times, is_arrival_process
 from ..core.domains import (N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM,
                             PIPE_SIM_LAM, WARMUP)
-from ..core.jit import BACKEND, choose, compiled
+from ..core.jit import choose, compiled
+from ..core.records import drawn_arrivals, warmup_count
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 from .checks import blocking_rule, single_integer
 
@@ -148,10 +149,103 @@ class TandemSimResult:
         return self.w_total
 
 
+@dataclass(frozen=True)
+class TandemRecords:
+    """The sample path of one run of the blocking tandem: per job (all ``n``, in arrival
+    order, the input time unit) its arrival, the times it left the CPU stage and the
+    memory stage and finished on a unit, and its drawn service times; ``warmup`` jobs
+    left out at the start, and the time integrals over the counted window [t0, t1]
+    (the arrivals of the first counted job and of the last) of (CPU jobs, memory jobs,
+    busy units, CPU blocked, memory blocked), the state the per-job times leave out."""
+
+    arrival: np.ndarray
+    leave_cpu: np.ndarray
+    leave_mem: np.ndarray
+    finish: np.ndarray
+    service_cpu: np.ndarray
+    service_mem: np.ndarray
+    service_cu: np.ndarray
+    warmup: int
+    time_integrals: np.ndarray
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """(t0, t1): the counted window."""
+        return float(self.arrival[self.warmup]), float(self.arrival[-1])
+
+    @property
+    def time_in_pipeline(self) -> np.ndarray:
+        """Each job's time from arrival to finish."""
+        return self.finish - self.arrival
+
+
+def simulate_tandem_records(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before",
+                            n_jobs=200_000, seed=None, *, warmup_jobs=None,
+                            backend: str | None = None, arrivals=None) -> TandemRecords:
+    """The ``TandemRecords`` of one run (arguments as ``simulate_tandem``): the arrivals
+    and warm-up of the shared preamble (``core.records.drawn_arrivals``, ``warmup_count``),
+    then every job through the tandem."""
+    if arrivals is None:
+        lam = float(PIPE_SIM_LAM.check(lam))
+    mu = [float(d.check(x)) for d, x in ((PIPE_MU_CPU, mu_cpu), (PIPE_MU_MEM, mu_mem),
+                                         (PIPE_MU_CU, mu_cu))]
+    K, c = single_integer(K, PIPE_K), single_integer(c, PIPE_C)
+    after = blocking_rule(blocking) == "after"
+    replay = (None if arrivals is None or is_arrival_process(arrivals)
+              else check_arrival_times(arrivals))
+    if replay is not None and replay.size < 2:
+        raise ValueError(f"arrivals: a replayed trace needs at least 2 times, got {replay.size}")
+    n = int(N_JOBS.check(n_jobs)) if replay is None else replay.size
+    warmup = warmup_count(n, None if warmup_jobs is None else WARMUP.check(warmup_jobs),
+                          keep=2)
+    loop = choose(backend, _tandem_loop_fast, _tandem_loop)
+    rng = np.random.default_rng(seed)
+    arr = drawn_arrivals(lam, n, rng, arrivals)
+    s_cpu, s_mem, s_cu = (rng.standard_exponential(n) / r for r in mu)
+    leave_cpu, leave_mem, finish = np.empty(n), np.empty(n), np.empty(n)
+    area = np.zeros(5)
+    t0, t1 = arr[warmup], arr[-1]
+    loop(arr, s_cpu, s_mem, s_cu, K, c, after, t0, t1, leave_cpu, leave_mem, finish, area)
+    if arrivals is not None and not t1 - t0 > 0:
+        raise ValueError("arrivals: the counted arrivals (after the warm-up) must span a "
+                         "positive time")
+    return TandemRecords(arr, leave_cpu, leave_mem, finish, s_cpu, s_mem, s_cu, warmup, area)
+
+
+def tandem_summary(records: TandemRecords) -> TandemSimResult:
+    """The ``TandemSimResult`` of ``records`` after the warm-up: per-stage and total mean
+    times with their 95 % half-widths (batch means, ``core.stats.ci95_half_width``), the
+    total's percentiles (``core.stats.percentiles``), the mean time not in service,
+    throughput (completions in the window over its length) and the time averages."""
+    r, sl = records, slice(records.warmup, None)
+    t0, t1 = r.window
+    span = t1 - t0
+    arr = r.arrival
+    stage = {"cpu": r.leave_cpu[sl] - arr[sl], "mem": r.leave_mem[sl] - r.leave_cpu[sl],
+             "cu": r.finish[sl] - r.leave_mem[sl], "total": r.finish[sl] - arr[sl]}
+    counted = arr.size - r.warmup
+    edges = (np.arange(N_GROUPS + 1) * counted // N_GROUPS)[:-1]
+    ci = {k: ci95_half_width(np.add.reduceat(v, edges), counted) for k, v in stage.items()}
+    service = r.service_cpu[sl] + r.service_mem[sl] + r.service_cu[sl]
+    mean_wait = float(np.maximum(stage["total"] - service, 0.0).mean())
+    p50, p95, p99 = percentiles(stage["total"].copy())
+    completed = np.count_nonzero((r.finish >= t0) & (r.finish <= t1))
+    area = r.time_integrals
+    return TandemSimResult(
+        throughput=completed / span, l_cpu=area[0] / span, l_mem=area[1] / span,
+        l_cu=area[2] / span, w_cpu=float(stage["cpu"].mean()),
+        w_mem=float(stage["mem"].mean()), w_cu=float(stage["cu"].mean()),
+        w_total=float(stage["total"].mean()), ci95_cpu=ci["cpu"][0], ci95_mem=ci["mem"][0],
+        ci95_cu=ci["cu"][0], ci95=ci["total"][0], p_cpu_blocked=area[3] / span,
+        p_mem_blocked=area[4] / span, n_jobs=counted, ci_reliable=ci["total"][1],
+        p50=float(p50), p95=float(p95), p99=float(p99), mean_wait=mean_wait)
+
+
 def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=200_000,
                     seed=None, *, warmup_jobs=None, backend: str | None = None,
                     arrivals=None) -> TandemSimResult:
-    """Simulate ``n_jobs`` Poisson arrivals through the tandem from empty.
+    """Simulate ``n_jobs`` Poisson arrivals through the tandem from empty: the summary
+    (``tandem_summary``) of the run's records (``simulate_tandem_records``).
 
     Arguments as for ``engine.pipeline.tandem`` (rates in jobs per time unit, times in
     that unit); ``warmup_jobs`` (default n_jobs // 10) are left out; ``seed``: anything
@@ -164,50 +258,6 @@ def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=
     input time unit) is replayed, one job per time, so ``n_jobs`` is its length and
     ``lam`` is ignored.
     """
-    if arrivals is None:
-        lam = float(PIPE_SIM_LAM.check(lam))
-    mu = [float(d.check(x)) for d, x in ((PIPE_MU_CPU, mu_cpu), (PIPE_MU_MEM, mu_mem),
-                                         (PIPE_MU_CU, mu_cu))]
-    K, c = single_integer(K, PIPE_K), single_integer(c, PIPE_C)
-    after = blocking_rule(blocking) == "after"
-    replay = (None if arrivals is None or is_arrival_process(arrivals)
-              else check_arrival_times(arrivals))
-    if replay is not None and replay.size < 2:
-        raise ValueError(f"arrivals: a replayed trace needs at least 2 times, got {replay.size}")
-    n = int(N_JOBS.check(n_jobs)) if replay is None else replay.size
-    warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
-    warmup = min(warmup, n - 2)
-    loop = choose(backend, _tandem_loop_fast, _tandem_loop)
-    rng = np.random.default_rng(seed)
-    if arrivals is None:
-        arr = np.cumsum(rng.standard_exponential(n) / lam)
-    else:
-        arr = replay if replay is not None else arrival_times(arrivals, n, rng)
-    s_cpu, s_mem, s_cu = (rng.standard_exponential(n) / r for r in mu)
-    leave_cpu, leave_mem, finish = np.empty(n), np.empty(n), np.empty(n)
-    area = np.zeros(5)
-    t0, t1 = arr[warmup], arr[-1]
-    loop(arr, s_cpu, s_mem, s_cu, K, c, after, t0, t1,
-                   leave_cpu, leave_mem, finish, area)
-    span = t1 - t0
-    if arrivals is not None and not span > 0:
-        raise ValueError("arrivals: the counted arrivals (after the warm-up) must span a "
-                         "positive time")
-    sl = slice(warmup, None)
-    stage = {"cpu": leave_cpu[sl] - arr[sl], "mem": leave_mem[sl] - leave_cpu[sl],
-             "cu": finish[sl] - leave_mem[sl], "total": finish[sl] - arr[sl]}
-    counted = n - warmup
-    edges = (np.arange(N_GROUPS + 1) * counted // N_GROUPS)[:-1]
-    ci = {k: ci95_half_width(np.add.reduceat(v, edges), counted) for k, v in stage.items()}
-    service = s_cpu[sl] + s_mem[sl] + s_cu[sl]
-    mean_wait = float(np.maximum(stage["total"] - service, 0.0).mean())
-    p50, p95, p99 = percentiles(stage["total"].copy())
-    completed = np.count_nonzero((finish >= t0) & (finish <= t1))
-    return TandemSimResult(
-        throughput=completed / span, l_cpu=area[0] / span, l_mem=area[1] / span,
-        l_cu=area[2] / span, w_cpu=float(stage["cpu"].mean()),
-        w_mem=float(stage["mem"].mean()), w_cu=float(stage["cu"].mean()),
-        w_total=float(stage["total"].mean()), ci95_cpu=ci["cpu"][0], ci95_mem=ci["mem"][0],
-        ci95_cu=ci["cu"][0], ci95=ci["total"][0], p_cpu_blocked=area[3] / span,
-        p_mem_blocked=area[4] / span, n_jobs=counted, ci_reliable=ci["total"][1],
-        p50=float(p50), p95=float(p95), p99=float(p99), mean_wait=mean_wait)
+    return tandem_summary(simulate_tandem_records(
+        lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, seed, warmup_jobs=warmup_jobs,
+        backend=backend, arrivals=arrivals))

@@ -23,13 +23,15 @@ from .formulas import (EXACT_SPAN, TAIL_SPLIT, clipped_token_moments, largest_st
 from .patience import (EXACT_LAM_TAU, Impatience, ServiceLaw, impatience,
                        md1_deterministic_patience, mm1_deterministic_patience)
 from .queue import TokenLimitQueue
-from .sim import TokenQueueSimResult, simulate_token_queue
+from .sim import (TokenQueueRecords, TokenQueueSimResult, simulate_token_queue,
+                  simulate_token_queue_records, token_queue_summary)
 from .sweeps import (SIM_MAX_LOAD, LimitSimSweep, TrafficPoint, limit_sim_sweep, sim_plan,
                      traffic_point)
 
 __all__ = ["EXACT_LAM_TAU", "EXACT_SPAN", "NO_LIMIT_MAX_TOKENS", "SIM_MAX_LOAD", "TAIL_SPLIT",
            "Impatience", "LimitCurves", "LimitPoint", "LimitSimSweep", "OptimalLimit",
-           "PaperValue", "ServiceLaw", "TokenLawSummary", "TokenLimitQueue", "TokenQueueSimResult", "TrafficPoint",
+           "PaperValue", "ServiceLaw", "TokenLawSummary", "TokenLimitQueue", "TokenQueueRecords", "TokenQueueSimResult",
+           "TrafficPoint", "simulate_token_queue_records", "token_queue_summary",
            "approx_mean_wait", "clipped_token_moments", "impatience", "limit_sim_sweep",
            "profile_from_bench", "sim_plan", "traffic_point",
            "largest_stable_limit", "limit_curves", "limit_grid", "limit_point",

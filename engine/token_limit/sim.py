@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
-from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
+from ..core.arrival_input import check_arrival_times, is_arrival_process
 from ..core.domains import (A_S_PER_TOKEN, C_S, N_JOBS, PATIENCE_S, SIM_LAM_PER_S, WARMUP,
                             check_n_max)
 from ..core.jit import choose, compiled
+from ..core.records import drawn_arrivals, warmup_count
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
 
@@ -65,22 +66,39 @@ class TokenQueueSimResult:
         return self.mean_wait_all
 
 
-def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_000, seed=None,
-                         *, warmup_jobs=None, backend: str | None = None,
-                         arrivals=None) -> TokenQueueSimResult:
-    """Simulate the clipped M/G/1 queue (with deterministic patience) from empty.
+@dataclass(frozen=True)
+class TokenQueueRecords:
+    """The sample path of one run, per request (all ``n``, in arrival order, seconds):
+    the gap since the previous arrival (the first: since t = 0, the empty system), the
+    tokens served, the service time a·min(n, n_max) + c, the wait (τ for a request that
+    left) and whether it was served; ``warmup`` requests left out at the start and the
+    patience τ (inf: none)."""
 
-    Poisson arrivals of rate ``lam``; n = max(1, ⌈X⌉), X ~ ``dist``; service
-    a·min(n, n_max) + c.  ``patience=None`` (or inf): everyone waits.
-    ``warmup_jobs`` (default n_jobs // 10) are left out.  Times in seconds.  ``seed``: anything
-    ``numpy.random.default_rng`` accepts.  ``backend``: "numba" or "numpy".
+    gap: np.ndarray
+    tokens: np.ndarray
+    service: np.ndarray
+    wait: np.ndarray
+    served: np.ndarray             # 1.0 served, 0.0 left after τ
+    warmup: int
+    patience: float
 
-    ``arrivals`` (GI/G/1 and trace replay; docs/models/token_limit.md): None is Poisson
-    at ``lam``; a sorted array of times (s) is replayed, one request per time, so
-    ``n_jobs`` is its length and ``lam`` is ignored; an arrival process (``rate`` per s
-    and ``sample(n, rng)``, e.g. ``engine.arrivals.Renewal``) gives ``n_jobs`` arrivals
-    at its own rate, ``lam`` ignored (None allowed).
-    """
+    @property
+    def arrival(self) -> np.ndarray:
+        """Arrival times (s)."""
+        return np.cumsum(self.gap)
+
+    @property
+    def latency(self) -> np.ndarray:
+        """Time in system: wait + service for a served request, τ for one that left."""
+        return self.wait + self.served * self.service
+
+
+def simulate_token_queue_records(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_000,
+                                 seed=None, *, warmup_jobs=None, backend: str | None = None,
+                                 arrivals=None) -> TokenQueueRecords:
+    """The ``TokenQueueRecords`` of one run (arguments as ``simulate_token_queue``): the
+    arrivals and warm-up of the shared preamble (``core.records``), the tokens, then the
+    workload recursion."""
     if arrivals is None:
         lam = float(SIM_LAM_PER_S.check(lam))
     a, c = float(A_S_PER_TOKEN.check(a)), float(C_S.check(c))
@@ -93,35 +111,43 @@ def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_
     replay = (None if arrivals is None or is_arrival_process(arrivals)
               else check_arrival_times(arrivals))
     n = int(N_JOBS.check(n_jobs)) if replay is None else replay.size
-    warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
-    warmup = min(warmup, n - 1)
+    warmup = warmup_count(n, None if warmup_jobs is None else WARMUP.check(warmup_jobs))
     loop = choose(backend, _sim_loop_fast, _sim_loop)
     rng = np.random.default_rng(seed)
-    if arrivals is None:
+    if arrivals is None:        # the gaps themselves: the Poisson runs of before, bit for bit
         gaps = rng.standard_exponential(n) / lam
-    else:
-        times = replay if replay is not None else arrival_times(arrivals, n, rng)
-        gaps = np.diff(times, prepend=0.0)          # from the empty system at t = 0
+    else:                       # from the empty system at t = 0
+        gaps = np.diff(drawn_arrivals(None, n, rng, arrivals), prepend=0.0)
     tokens = np.minimum(token_laws.sample_tokens(dist, n, rng), float(m))
     service = a * tokens + c
     wait, served = np.empty(n), np.empty(n)
     loop(gaps, service, float(tau), wait, served)
+    return TokenQueueRecords(gaps, tokens, service, wait, served, warmup, float(tau))
+
+
+def token_queue_summary(records: TokenQueueRecords) -> TokenQueueSimResult:
+    """The ``TokenQueueSimResult`` of ``records`` after the warm-up: E[W_q], E[W_qs], π(τ)
+    and the time in system with their 95 % half-widths (batch means,
+    ``core.stats.ci95_half_width``; the served mean, a ratio, by the batch means of
+    w·1{served} − W̄_s·1{served}), percentiles (``core.stats.percentiles``), the mean
+    service and the busy fraction."""
+    r = records
+    warmup, n = r.warmup, r.gap.size
     counted = n - warmup
-    w, s = wait[warmup:], served[warmup:]
+    w, s = r.wait[warmup:], r.served[warmup:]
     edges = (np.arange(N_GROUPS + 1) * counted // N_GROUPS)[:-1]
     ci_all, reliable = ci95_half_width(np.add.reduceat(w, edges), counted)
     ci_loss, _ = ci95_half_width(np.add.reduceat(1.0 - s, edges), counted)
     n_served = s.sum()
     if n_served:
         w_served = float(np.dot(w, s) / n_served)
-        # the served mean is a ratio: its CI from the batch means of w·1{served} − W̄_s·1{served}
         resid = w * s - w_served * s
         ci_served, _ = ci95_half_width(np.add.reduceat(resid, edges), counted)
     else:       # every counted request left: the served wait's limit as π → 1 is τ
-        w_served, ci_served = float(tau), float("inf")
-    horizon = gaps[warmup + 1:].sum() if n - warmup > 1 else 0.0
-    busy = float(np.dot(service[warmup:], s))
-    latency = w + s * service[warmup:]              # lost: τ (the time until leaving)
+        w_served, ci_served = float(r.patience), float("inf")
+    horizon = r.gap[warmup + 1:].sum() if n - warmup > 1 else 0.0
+    busy = float(np.dot(r.service[warmup:], s))
+    latency = w + s * r.service[warmup:]              # lost: τ (the time until leaving)
     ci_latency, _ = ci95_half_width(np.add.reduceat(latency, edges), counted)
     mean_latency = float(latency.mean())
     p50, p95, p99 = percentiles(latency)
@@ -129,7 +155,30 @@ def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_
         mean_wait_all=float(w.mean()), ci95_wait_all=ci_all,
         mean_wait_served=w_served, ci95_wait_served=float(ci_served * counted / max(n_served, 1.0)),
         loss_fraction=float(1.0 - s.mean()), ci95_loss=ci_loss,
-        mean_service=float(service[warmup:].mean()),
+        mean_service=float(r.service[warmup:].mean()),
         utilization=float(min(1.0, busy / horizon)) if horizon > 0 else 1.0,
         n_jobs=int(counted), ci_reliable=reliable, mean_latency=mean_latency,
         ci95=ci_latency, p50=float(p50), p95=float(p95), p99=float(p99))
+
+
+def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_000, seed=None,
+                         *, warmup_jobs=None, backend: str | None = None,
+                         arrivals=None) -> TokenQueueSimResult:
+    """Simulate the clipped M/G/1 queue (with deterministic patience) from empty: the
+    summary (``token_queue_summary``) of the run's records
+    (``simulate_token_queue_records``).
+
+    Poisson arrivals of rate ``lam``; n = max(1, ⌈X⌉), X ~ ``dist``; service
+    a·min(n, n_max) + c.  ``patience=None`` (or inf): everyone waits.
+    ``warmup_jobs`` (default n_jobs // 10) are left out.  Times in seconds.  ``seed``: anything
+    ``numpy.random.default_rng`` accepts.  ``backend``: "numba" or "numpy".
+
+    ``arrivals`` (GI/G/1 and trace replay; docs/models/token_limit.md): None is Poisson
+    at ``lam``; a sorted array of times (s) is replayed, one request per time, so
+    ``n_jobs`` is its length and ``lam`` is ignored; an arrival process (``rate`` per s
+    and ``sample(n, rng)``, e.g. ``engine.arrivals.Renewal``) gives ``n_jobs`` arrivals
+    at its own rate, ``lam`` ignored (None allowed).
+    """
+    return token_queue_summary(simulate_token_queue_records(
+        lam, a, c, dist, n_max, patience, n_jobs, seed, warmup_jobs=warmup_jobs,
+        backend=backend, arrivals=arrivals))

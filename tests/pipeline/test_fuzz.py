@@ -208,7 +208,15 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
         assert_no_nan(r)
         assert r.w_total >= 0 and r.throughput >= 0
         assert 0 <= r.p_cpu_blocked <= 1 + 1e-9 and 0 <= r.p_mem_blocked <= 1 + 1e-9
-        tally(pipe_sim.simulate_tandem)
+        rec = pipe_sim.simulate_tandem_records(**kw)          # the same run, as records
+        assert pipe_sim.tandem_summary(rec) == r
+        assert np.all((rec.arrival <= rec.leave_cpu) & (rec.leave_cpu <= rec.leave_mem)
+                      & (rec.leave_mem <= rec.finish))
+        assert rec.warmup == min(n_jobs // 10 if warmup is None else warmup, n_jobs - 2)
+        assert close(rec.time_in_pipeline, rec.finish - rec.arrival, 0)
+        for f in (pipe_sim.simulate_tandem, pipe_sim.simulate_tandem_records,
+                  pipe_sim.tandem_summary):
+            tally(f)
     lam = float(at_load(rho[0], cap))
     if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
         process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
@@ -507,5 +515,7 @@ FUZZED = {
            "blas_threads_chosen": test_pipeline_checks},
     pipe_sim: {
         "simulate_tandem": test_simulate_tandem,
-        "TandemSimResult": (test_simulate_tandem, "simulate_tandem")},
+        "TandemSimResult": (test_simulate_tandem, "simulate_tandem"),
+        "simulate_tandem_records": test_simulate_tandem, "tandem_summary": test_simulate_tandem,
+        "TandemRecords": (test_simulate_tandem, "simulate_tandem_records")},
 }

@@ -295,7 +295,14 @@ def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, s
         assert 0 <= r.loss_fraction <= 1 and r.mean_wait_all >= 0 and r.mean_service > 0
         if patience is not None:
             assert r.mean_wait_all <= patience * (1 + 1e-9)
-        tally(token_limit.simulate_token_queue)
+        rec = tl_sim.simulate_token_queue_records(**args)     # the same run, as records
+        assert tl_sim.token_queue_summary(rec) == r
+        assert set(np.unique(rec.served)) <= {0.0, 1.0} and np.all(rec.wait <= rec.patience)
+        assert close(rec.latency, rec.wait + rec.served * rec.service, 0)
+        assert close(rec.arrival[-1], rec.gap.sum(), 1e-9)
+        for f in (token_limit.simulate_token_queue, tl_sim.simulate_token_queue_records,
+                  tl_sim.token_queue_summary):
+            tally(f)
     lam = float(at_load(rho[0], 1 / es))
     if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
         process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
@@ -453,5 +460,8 @@ FUZZED = {
         "TrafficPoint": (test_token_limit_sweeps, "traffic_point")},
     tl_sim: {
         "simulate_token_queue": test_simulate_token_queue,
-        "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue")},
+        "TokenQueueSimResult": (test_simulate_token_queue, "simulate_token_queue"),
+        "simulate_token_queue_records": test_simulate_token_queue,
+        "token_queue_summary": test_simulate_token_queue,
+        "TokenQueueRecords": (test_simulate_token_queue, "simulate_token_queue_records")},
 }
