@@ -6,7 +6,7 @@ import sys
 from benchmarks.harness import print_table
 
 ALL = ["exact", "sim", "models", "pages", "load", "planner", "readers", "serving",
-       "aiconfigurator", "planner_serving"]
+       "aiconfigurator", "planner_serving", "online"]
 
 
 def main(argv: list[str]) -> int:

@@ -25,6 +25,7 @@ from .sweeps import read_concurrency_sweeps
 
 SIM_BATCHES = 20_000          # batches simulated per concurrency with several instances
 SIM_SEED = 2024               # with the concurrency: the same prediction on every call
+BAND_BATCHES = 5_000          # batches per concurrency for each end of the band
 TERMS = ("separated", "whole_table")   # the model of issue 25 / the model of issue 15
 
 _LOOP = (
@@ -140,9 +141,9 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
                      assumed=t.assumed)
         if band and t.gpu_share is None and k > 1:
             extra["throughput_low_per_s"] = 1000.0 * _throughput_per_ms(
-                n, alpha * k, tau0 * k, b_max, theta, k)[0]
+                n, alpha * k, tau0 * k, b_max, theta, k, BAND_BATCHES)[0]
             extra["throughput_high_per_s"] = 1000.0 * _throughput_per_ms(
-                n, alpha, tau0, b_max, theta, k)[0]
+                n, alpha, tau0, b_max, theta, k, BAND_BATCHES)[0]
     per_ms, method = _throughput_per_ms(n, alpha * factor, tau0 * factor, b_max, theta, k)
     per_s = 1000.0 * per_ms
     latency = 1000.0 * n / per_s
@@ -152,7 +153,8 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
                             **extra)
 
 
-def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances) -> tuple:
+def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances,
+                       batches: int = SIM_BATCHES) -> tuple:
     """Closed-loop throughput (per ms) at each concurrency and how it was found: the exact
     model wherever it is exact, the simulator (seeded by N) where ``closed_loop`` would
     only approximate (several instances with a front-end time)."""
@@ -162,11 +164,11 @@ def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances) -> t
     approximate = np.char.startswith(methods.astype(str), "approximation")
     for i in zip(*np.nonzero(approximate)):         # one simulation per concurrency
         per_ms[i] = simulate_closed_loop(
-            int(n[i]), alpha, tau0, b_max, theta, instances, n_batches=SIM_BATCHES,
+            int(n[i]), alpha, tau0, b_max, theta, instances, n_batches=batches,
             think="exponential", rng=np.random.default_rng([SIM_SEED, int(n[i])])).throughput
     used = sorted(set(methods[~approximate].tolist()))
     if approximate.any():
-        used.append(f"simulation ({SIM_BATCHES:,} batches per concurrency)")
+        used.append(f"simulation ({batches:,} batches per concurrency)")
     return per_ms, "; ".join(used)
 
 
