@@ -166,12 +166,12 @@ def clipped_share_figure(n, share, utility, *, limit=None) -> go.Figure:
 
 
 def latency_fit_figure(output_tokens, input_tokens, latency_s, a, c, r2,
-                       fitted_with_input=None, r2_input=None) -> go.Figure:
-    """Table I: request latency vs output tokens and the fit S = a·n + c (§II-B)."""
+                       fitted_with_input=None, r2_input=None, *, line) -> go.Figure:
+    """Table I: request latency vs output tokens and the fit S = a·n + c (§II-B), drawn
+    through ``line`` = (tokens, fitted seconds) (``engine.fit.TokenLatencyFit.latency_s``)."""
     fig = new_figure("Request latency vs output tokens (fit: S = a·n + c)",
                      "output tokens n (tokens)", "request latency S (s)")
-    n = np.linspace(0.0, max(output_tokens) * 1.05, 50)
-    traces = [_line(n, a * n + c, f"fit a={a:.5g} s/token, c={c:.4g} s (R²={r2:.4f})",
+    traces = [_line(*line, f"fit a={a:.5g} s/token, c={c:.4g} s (R²={r2:.4f})",
                     COLORS["exact"]),
               dict(type="scatter", x=list(output_tokens), y=list(latency_s), mode="markers",
                    name="measured", marker=dict(size=10, color=COLORS["sim"]),

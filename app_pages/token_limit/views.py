@@ -190,9 +190,11 @@ def _fit(profile) -> list:
     fit = data.latency_fit(out, lat)
     fin = data.latency_fit_with_input(out, inp, lat) if profile.input_term else None
     labels = [f"{int(i)}, {int(o)}" for i, o in zip(inp, out)]
+    n = np.linspace(0.0, max(out) * 1.05, 50)
     return [("latency_fit", figs.latency_fit_figure(
                 out, inp, lat, fit.a_s_per_token, fit.c_s, fit.r2,
-                None if fin is None else fin.latency_s(out, inp), None if fin is None else fin.r2)),
+                None if fin is None else fin.latency_s(out, inp), None if fin is None else fin.r2,
+                line=(n, fit.latency_s(n)))),
             ("fit_residuals", figs.fit_residuals_figure(
                 labels, fit.residuals_s, None if fin is None else fin.residuals_s))]
 

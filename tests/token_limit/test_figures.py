@@ -53,8 +53,9 @@ def test_token_law_figure_marks_the_limit_with_the_clipped_share():
 
 
 def test_latency_fit_figure_draws_the_line_and_the_points():
+    n = np.linspace(0.0, 300.0, 50)
     fig = figs.latency_fit_figure([128, 256], [128, 128], [2.91, 5.88], 0.023, 0.49, 0.99,
-                                  [2.9, 5.9], 0.995)
+                                  [2.9, 5.9], 0.995, line=(n, 0.023 * n + 0.49))
     line = fig.data[0]
     np.testing.assert_allclose(line.y, 0.023 * np.asarray(line.x) + 0.49)
     assert list(fig.data[1].y) == [2.91, 5.88] and list(fig.data[2].y) == [2.9, 5.9]
