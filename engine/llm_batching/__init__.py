@@ -16,7 +16,8 @@ Poisson process (per second) with i.i.d. output token counts from a law on
 * ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C)
 * ``model``        ``BatchTimes``: H and the output-token law bound, every answer a method
 * ``sim``          the discrete-event simulator (dynamic, fixed, elastic; continuous on
-                   ``engine.llm_serving``'s step-by-step simulator)
+                   ``engine.llm_serving``'s step-by-step simulator): records
+                   (``simulate_records``) and their summary (``llm_sim_summary``)
 
 The model, its derivations and the paper's errata: docs/models/llm_batching.md.
 """
@@ -36,7 +37,7 @@ from .dynamic import (CHAIN_MAX_STATES, DynamicSolution, dynamic_sojourn, dynami
 from .fixed import (fixed_batch_roots_eq25, fixed_batch_sojourn, fixed_batch_wait,
                     fixed_batch_wait_eq25)
 from .model import BatchTimes
-from .sim import LLMSimRecords, LLMSimResult, simulate
+from .sim import LLMSimRecords, LLMSimResult, llm_sim_summary, simulate, simulate_records
 from .stability import B_HORIZON, STRATEGIES, stability_limit
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "fixed_batch_wait", "fixed_batch_wait_eq25", "fixed_curves", "linear_bound_coefficients",
     "load_grid", "max_token_moments", "max_token_nodes", "mean_batch_time", "optimal_batch_size",
     "paper_comparison", "paper_laws", "prefer_simulated", "recommended_b_max", "simulate",
+    "simulate_records", "llm_sim_summary",
     "stability_limit", "strategy_limits", "throughput", "upper_support", "yang_phi",
     "yang_phi0", "yang_phi1",
 ]

@@ -11,16 +11,17 @@ docs/models/llm_batching.md.  Times in seconds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.arrival_input import arrival_times, check_arrival_times, is_arrival_process
+from ..core.arrival_input import check_arrival_times, is_arrival_process
 from ..core.domains import (KV_CACHE_TOKENS, LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY,
                             LLM_PROMPT_TOKENS, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, N_JOBS,
                             SERVING_TOKENS, WARMUP, check_b_max)
 from ..core.jit import BACKEND, choose, compiled
-from ..core.stats import N_GROUPS, PERCENTILES, ci95_half_width, percentiles
+from ..core.records import drawn_arrivals, summary_of, warmup_count
+from ..core.stats import N_GROUPS, ci95_half_width
 from ..llm_serving.cost import StepCost
 from ..llm_serving.scheduler import Scheduler
 from ..llm_serving.sim import simulate_serving
@@ -28,7 +29,7 @@ from .batch_times import check_dist, check_k, mean_batch_time
 from .stability import STRATEGIES
 
 __all__ = ["BACKEND", "STRATEGIES", "LLMSimRecords", "LLMSimResult", "continuous_serving",
-           "simulate"]
+           "llm_sim_summary", "simulate", "simulate_records"]
 
 # continuous batching on the serving simulator: the largest values its scheduler takes
 MAX_SEQS = int(MAX_NUM_SEQS.high)                 # b_max None (or larger): 10^6 running at once
@@ -169,7 +170,14 @@ def _continuous(arrivals, tokens, k, b_max, kv, prompt):
 
 @dataclass(frozen=True)
 class LLMSimRecords:
-    """Tidy sample path: per request and (batch strategies) per batch; seconds, tokens."""
+    """Tidy sample path of one run (``simulate_records``): per request and (batch
+    strategies) per batch, seconds and tokens; what ``llm_sim_summary`` summarises.
+
+    ``warmup``: the requests left out at the start; ``served``: the requests served (a
+    prefix: fixed batching leaves an incomplete last batch unserved; −1: all with a
+    finish).  The GPU's busy time ``busy_s``, the integral of the running requests over
+    time ``running_area_s`` (request·s) and the ``steps`` (batches; continuous batching:
+    its prompt steps) cover the whole run."""
 
     arrival: np.ndarray
     tokens: np.ndarray
@@ -178,6 +186,18 @@ class LLMSimRecords:
     batch_start: np.ndarray    # empty for continuous batching
     batch_end: np.ndarray
     batch_size: np.ndarray
+    strategy: str = ""
+    warmup: int = 0
+    served: int = -1
+    busy_s: float = float("nan")
+    running_area_s: float = float("nan")
+    steps: int = 0
+
+    @property
+    def n_served(self) -> int:
+        """Requests served (``served``, or those with a finish when −1)."""
+        return int(np.count_nonzero(np.isfinite(self.finish))) if self.served < 0 \
+            else self.served
 
 
 @dataclass(frozen=True)
@@ -204,14 +224,9 @@ class LLMSimResult:
     p99 = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
 
 
-def _draw(lam, dist, n, seed, source=None):
-    """Arrival times (Poisson at ``lam``, or from ``source``: a checked trace of n times
-    or a process) and token counts."""
-    rng = np.random.default_rng(seed)
-    if source is None:
-        arrivals = np.cumsum(rng.standard_exponential(n)) / lam
-    else:
-        arrivals = source if isinstance(source, np.ndarray) else arrival_times(source, n, rng)
+def _tokens(dist, rng, n):
+    """``n`` token counts drawn by inversion (``isf`` in the upper half, where it is
+    more accurate)."""
     u = rng.random(n)
     tokens = np.asarray(dist.ppf(u), dtype=float)
     isf = getattr(dist, "isf", None)
@@ -220,33 +235,15 @@ def _draw(lam, dist, n, seed, source=None):
         tokens[upper] = np.asarray(isf(1.0 - u[upper]), dtype=float)
     if not np.all(np.isfinite(tokens)) or np.any(tokens < 0):
         raise ValueError("dist: drawn token counts must be finite and >= 0")
-    return arrivals, tokens
+    return tokens
 
 
-def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=None, *,
-             kv_capacity_tokens=None, prompt_tokens=0.0, batch_time="realised",
-             warmup_jobs=None, return_records=False, backend=None,
-             arrivals=None) -> LLMSimResult:
-    """Simulate one batching strategy from an empty system and summarise it.
-
-    ``strategy``: "dynamic", "fixed" (needs ``b``), "elastic" or "continuous" (run on
-    ``engine.llm_serving.simulate_serving``, mapped by ``continuous_serving``; replies of
-    max(1, ⌈N⌉) tokens, vLLM's convention).
-    ``b_max``: cap on the batch (dynamic, elastic) or on running sequences
-    (continuous); None is unlimited.  ``kv_capacity_tokens``/``prompt_tokens``:
-    the KV cache of continuous batching (None: unlimited).  ``batch_time``:
-    "realised" (H of the batch's longest request) or "mean" (H(b, E[L_b]), for
-    fixed batching or a finite b_max).  ``warmup_jobs`` (default n_jobs // 10)
-    are left out.  ``seed``: anything ``numpy.random.default_rng`` accepts.
-    ``backend`` picks the loop of the batch strategies (the serving simulator is
-    compiled whenever numba is installed).
-
-    ``arrivals`` (docs/models/llm_batching.md): None is Poisson at ``lam``; a sorted
-    array of times (s) is replayed, one request per time, so ``n_jobs`` is its length
-    and ``lam`` is ignored; an arrival process (``rate`` per s and ``sample(n, rng)``,
-    e.g. ``engine.arrivals.MMPP2``) gives ``n_jobs`` arrivals at its own rate, ``lam``
-    ignored (None allowed).
-    """
+def simulate_records(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=None, *,
+                     kv_capacity_tokens=None, prompt_tokens=0.0, batch_time="realised",
+                     warmup_jobs=None, backend=None, arrivals=None) -> LLMSimRecords:
+    """The ``LLMSimRecords`` of one run (arguments as ``simulate``): the shared preamble
+    (``core.records.drawn_arrivals``, ``warmup_count``), the token counts, then every
+    request through the strategy."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if arrivals is None:
@@ -279,52 +276,103 @@ def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=No
     warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
     batch_loop = choose(backend, _batch_loop_fast, _batch_loop)
 
-    arrivals, tokens = _draw(lam, dist, n, seed, source)
+    rng = np.random.default_rng(seed)
+    # Poisson: unit-rate times scaled by 1/λ (the times this simulator always drew)
+    times = (drawn_arrivals(1.0, n, rng) / lam if source is None
+             else drawn_arrivals(None, n, rng, source))
+    tokens = _tokens(dist, rng, n)
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
     if strategy == "continuous":
-        start, finish, busy, area, steps = _continuous(arrivals, tokens, (k1, k2, k3, k4),
+        start, finish, busy, area, steps = _continuous(times, tokens, (k1, k2, k3, k4),
                                                        b_max, kv_capacity_tokens, prompt)
-        served = n
-        b_start = b_end = np.empty(0)
-        b_size = np.empty(0, dtype=np.int64)
-        horizon = np.nanmax(finish) - arrivals[0]
-        util = busy / horizon if horizon > 0 else 1.0
+        empty = np.empty(0)
+        return LLMSimRecords(times, tokens, start, finish, empty, empty,
+                             np.empty(0, dtype=np.int64), strategy, warmup_count(n, warmup),
+                             n, busy, area, steps)
+    b_start, b_end = np.empty(n), np.empty(n)
+    b_size = np.empty(n, dtype=np.int64)
+    served, nb = batch_loop(times, tokens, _MODE[strategy], limit, k1, k2, k3, k4, htab,
+                            start, finish, b_start, b_end, b_size)
+    b_start, b_end, b_size = b_start[:nb], b_end[:nb], b_size[:nb]
+    took = b_end - b_start
+    return LLMSimRecords(times, tokens, start, finish, b_start, b_end, b_size, strategy,
+                         warmup_count(max(served, 1), warmup), int(served),
+                         float(took.sum()), float((b_size * took).sum()), int(nb))
+
+
+def llm_sim_summary(records: LLMSimRecords) -> LLMSimResult:
+    """The summary of a run's records after its warm-up: mean wait and latency with their
+    95 % half-widths by batch means (``core.stats.ci95_half_width``), the latency's
+    percentiles (``core.records.summary_of``), the mean batch size and the GPU's busy
+    share (batch strategies: over the batches from the first counted arrival on;
+    continuous: the running requests averaged over its busy time)."""
+    r = records
+    served, warmup = r.n_served, r.warmup
+    arrivals = r.arrival
+    if served == 0:            # fixed batching: fewer than b requests ever arrived
+        return LLMSimResult(np.inf, np.inf, np.inf, np.inf, np.inf, 0.0, 0.0, 0,
+                            ci_reliable=False, p50=np.inf, p95=np.inf)
+    if r.strategy == "continuous":
+        horizon = np.nanmax(r.finish) - arrivals[0]
+        util = r.busy_s / horizon if horizon > 0 else 1.0
         # running requests averaged over the GPU's busy time (prompt and decode steps);
         # with no step time at all (k below rounding) the requests per prompt step
-        mean_size = area / busy if busy > 0 and area > 0 else n / steps
+        mean_size = (r.running_area_s / r.busy_s if r.busy_s > 0 and r.running_area_s > 0
+                     else served / r.steps)
     else:
-        b_start, b_end = np.empty(n), np.empty(n)
-        b_size = np.empty(n, dtype=np.int64)
-        served, nb = batch_loop(arrivals, tokens, _MODE[strategy], limit, k1, k2, k3, k4, htab,
-                          start, finish, b_start, b_end, b_size)
-        b_start, b_end, b_size = b_start[:nb], b_end[:nb], b_size[:nb]
-        if served == 0:            # fixed batching: fewer than b requests ever arrived
-            records = (LLMSimRecords(arrivals, tokens, start, finish, b_start, b_end, b_size)
-                       if return_records else None)
-            return LLMSimResult(np.inf, np.inf, np.inf, np.inf, np.inf, 0.0, 0.0, 0,
-                                ci_reliable=False, records=records, p50=np.inf, p95=np.inf)
         # batches from the first counted arrival on (a warm-up beyond the run keeps the last)
-        kept = b_start >= arrivals[min(warmup, served - 1)]
-        horizon = b_end[kept].max() - b_start[kept].min() if kept.any() else 0.0
-        util = float((b_end[kept] - b_start[kept]).sum() / horizon) if horizon > 0 else 1.0
-        mean_size = float(b_size[kept].mean()) if kept.any() else float("nan")
-    warmup = min(warmup, served - 1)
+        kept = r.batch_start >= arrivals[warmup]
+        horizon = r.batch_end[kept].max() - r.batch_start[kept].min() if kept.any() else 0.0
+        util = (float((r.batch_end[kept] - r.batch_start[kept]).sum() / horizon)
+                if horizon > 0 else 1.0)
+        mean_size = float(r.batch_size[kept].mean()) if kept.any() else float("nan")
     counted = served - warmup
-    wait = start[warmup:served] - arrivals[warmup:served]
-    soj = finish[warmup:served] - arrivals[warmup:served]
+    wait = r.start[warmup:served] - arrivals[warmup:served]
+    soj = r.finish[warmup:served] - arrivals[warmup:served]
     edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
     if counted >= N_GROUPS:
         ci_soj, reliable = ci95_half_width(np.add.reduceat(soj, edges[:-1]), counted)
         ci_wait, _ = ci95_half_width(np.add.reduceat(wait, edges[:-1]), counted)
     else:
         ci_soj, ci_wait, reliable = float("inf"), float("inf"), False
-    p50, p95, p99 = (float(x) for x in percentiles(soj.copy(), PERCENTILES))
-    records = None
-    if return_records:
-        records = LLMSimRecords(arrivals, tokens, start, finish, b_start, b_end, b_size)
+    latency = summary_of(soj)
     return LLMSimResult(
-        mean_wait=float(wait.mean()), mean_sojourn=float(soj.mean()), p99_sojourn=p99,
+        mean_wait=float(wait.mean()), mean_sojourn=latency.mean, p99_sojourn=latency.p99,
         ci95_wait=ci_wait, ci95_sojourn=ci_soj, mean_batch_size=float(mean_size),
-        utilization=float(util), n_jobs=int(counted), ci_reliable=reliable, records=records,
-        p50=p50, p95=p95)
+        utilization=float(util), n_jobs=int(counted), ci_reliable=reliable,
+        p50=latency.p50, p95=latency.p95)
+
+
+def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=None, *,
+             kv_capacity_tokens=None, prompt_tokens=0.0, batch_time="realised",
+             warmup_jobs=None, return_records=False, backend=None,
+             arrivals=None) -> LLMSimResult:
+    """Simulate one batching strategy from an empty system and summarise it
+    (``llm_sim_summary`` of ``simulate_records``; the records kept with
+    ``return_records``).
+
+    ``strategy``: "dynamic", "fixed" (needs ``b``), "elastic" or "continuous" (run on
+    ``engine.llm_serving.simulate_serving``, mapped by ``continuous_serving``; replies of
+    max(1, ⌈N⌉) tokens, vLLM's convention).
+    ``b_max``: cap on the batch (dynamic, elastic) or on running sequences
+    (continuous); None is unlimited.  ``kv_capacity_tokens``/``prompt_tokens``:
+    the KV cache of continuous batching (None: unlimited).  ``batch_time``:
+    "realised" (H of the batch's longest request) or "mean" (H(b, E[L_b]), for
+    fixed batching or a finite b_max).  ``warmup_jobs`` (default n_jobs // 10)
+    are left out.  ``seed``: anything ``numpy.random.default_rng`` accepts.
+    ``backend`` picks the loop of the batch strategies (the serving simulator is
+    compiled whenever numba is installed).
+
+    ``arrivals`` (docs/models/llm_batching.md): None is Poisson at ``lam``; a sorted
+    array of times (s) is replayed, one request per time, so ``n_jobs`` is its length
+    and ``lam`` is ignored; an arrival process (``rate`` per s and ``sample(n, rng)``,
+    e.g. ``engine.arrivals.MMPP2``) gives ``n_jobs`` arrivals at its own rate, ``lam``
+    ignored (None allowed).
+    """
+    records = simulate_records(strategy, lam, dist, k, b, b_max, n_jobs, seed,
+                               kv_capacity_tokens=kv_capacity_tokens,
+                               prompt_tokens=prompt_tokens, batch_time=batch_time,
+                               warmup_jobs=warmup_jobs, backend=backend, arrivals=arrivals)
+    result = llm_sim_summary(records)
+    return replace(result, records=records) if return_records else result

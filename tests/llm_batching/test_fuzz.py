@@ -2,6 +2,8 @@
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
+import dataclasses
+
 from engine.arrivals import Renewal
 from engine.core.domains import ARRIVAL_SCV
 from engine.llm_batching import (answers as lb_answers, batch_times as lb_batch_times,
@@ -272,6 +274,14 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
         assert 0 <= r.utilization <= 1 + 1e-9 + rounding
         tally(llm_batching.simulate)
         tally(lb_sim.simulate)
+        # the records and their summary, apart: the same numbers
+        rec = lb_sim.simulate_records(strategy, lam, **kw)
+        assert np.array_equal(rec.finish, r.records.finish, equal_nan=True)
+        assert rec.strategy == strategy and 0 <= rec.warmup < max(rec.n_served, 1)
+        assert rec.busy_s >= 0 and rec.running_area_s >= 0 and rec.steps >= 0
+        assert _same(lb_sim.llm_sim_summary(rec), dataclasses.replace(r, records=None))
+        tally(lb_sim.simulate_records)
+        tally(lb_sim.llm_sim_summary)
     lam = float(at_load(rho[0], cap))
     if 0 < lam < np.inf:            # ``arrivals``: a renewal process at λ, then its replay
         process = Renewal(lam, data.draw(valid(ARRIVAL_SCV, high=100.0), label="scv"))
@@ -473,5 +483,6 @@ FUZZED = {
     lb_sim: {
         "simulate": test_llm_simulate, "continuous_serving": test_llm_simulate,
         "LLMSimResult": (test_llm_simulate, "simulate"),
-        "LLMSimRecords": (test_llm_simulate, "return_records")},
+        "LLMSimRecords": (test_llm_simulate, "simulate_records"),
+        "simulate_records": test_llm_simulate, "llm_sim_summary": test_llm_simulate},
 }
