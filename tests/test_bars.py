@@ -36,12 +36,9 @@ MODULES = {"np", "numpy", "math", "scipy", "stats", "special"}
 ALLOWED: dict[str, str] = {
     "ui/plotting.py": "axis ranges and log-axis ticks (presentation, no model)",
     "ui/export.py": "rounding answers to significant figures for display",
-    "app_pages/pipeline/views.py": "TO MOVE (issue 24)",
     "app_pages/sla/data.py": "TO MOVE (issue 24)",
     "app_pages/sla/traffic.py": "TO MOVE (issue 24)",
     "app_pages/sla/uploads.py": "TO MOVE (issue 24)",
-    "app_pages/token_limit/data.py": "TO MOVE (issue 24)",
-    "app_pages/token_limit/figures.py": "TO MOVE (issue 24)",
 }
 
 
