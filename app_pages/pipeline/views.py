@@ -119,16 +119,16 @@ def answer_rows(cap: float, op: pl.OperatingPoint, w_exact: float, w_naive: floa
     inf = float("inf")
     rows = [
         ("Max sustainable rate", fmt_rate(cap)),
-        ("Lost to blocking", f"{format_percent(-op.gain_over_slowest, 1)} below the slowest stage"),
+        ("Lost to blocking", f"{format_percent(op.lost_to_blocking, 1)} below the slowest stage"),
         ("Bottleneck stage", pl.STAGES[op.slowest]),
         ("Mean latency (with blocking)", f"{w_exact:.4g} ms" if op.stable else "∞ (unstable)"),
         ("Mean latency (naive: no blocking)", "∞ (unstable)" if not w_naive < inf else
-         f"{w_naive:.4g} ms" + (f" ({format_percent(w_naive / w_exact - 1, 1, signed=True)} off)"
+         f"{w_naive:.4g} ms" + (f" ({format_percent(pl.relative_change(w_naive, w_exact), 1, signed=True)} off)"
                                 if op.stable else "")),
         ("Host held up by full GPU memory", f"{format_percent(op.blocked[0], 1)} of the time"),
     ]
     return rows + [(f"Capacity with {WHAT_IF[name]}", "too large to solve" if c_new is None
-                    else f"{fmt_rate(c_new)} ({format_percent(c_new / cap - 1, signed=True)})")
+                    else f"{fmt_rate(c_new)} ({format_percent(pl.relative_change(c_new, cap), signed=True)})")
                    for name, c_new in what_if.items()]
 
 
@@ -145,8 +145,9 @@ def traffic_rows(label: str, rows: list, sim, w_exact: float) -> list[tuple[str,
     if sim is None:
         latency = held = "∞ (unstable)"
     else:
+        off = pl.relative_change(sim.w_total, w_exact)
         change = ("" if not np.isfinite(w_exact) or w_exact <= 0 else
-                  f" ({format_percent(sim.w_total / w_exact - 1, 1, signed=True)} vs Poisson)")
+                  f" ({format_percent(off, 1, signed=True)} vs Poisson)")
         latency = f"{sim.w_total:.4g} ms ± {sim.ci95:.2g}{change}"
         held = f"{format_percent(sim.p_cpu_blocked, 1)} of the time"
     at = 1 + next(i for i, (name, _) in enumerate(out) if name.startswith("Host held up"))

@@ -12,7 +12,7 @@ model, derivations and the paper's errata: docs/models/pipeline.md.
 """
 from .answers import (LOAD_MODES, MS_PER_S, STAGES, OperatingPoint, Traffic,
                       bandwidths_bytes_per_s, load_per_ms, operating_point, peak_flop_per_s,
-                      per_ms_to_per_s, per_s_to_per_ms, slowest_rate_per_ms, slowest_stage,
+                      per_ms_to_per_s, per_s_to_per_ms, relative_change, slowest_rate_per_ms, slowest_stage,
                       stage_capacities, stage_table, StageRow, traffic, traffic_at_loads)
 from .curves import (C_FAMILY, K_FAMILY, CapacityFamily, TandemCurves, TandemSimSweep,
                      capacity_family, exact_load_chunks_per_ms, family_cases, joined_tandem,

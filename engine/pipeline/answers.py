@@ -91,6 +91,13 @@ def traffic_at_loads(rates: PipelineRates, lam_per_ms, capacity_per_ms: float,
                                      float(capacity_per_ms)), job_size_bytes)
 
 
+def relative_change(new, old):
+    """(new − old)/old as a fraction (``new``/``old`` − 1): how far one latency or
+    capacity is from another; broadcasts."""
+    with np.errstate(divide="ignore", invalid="ignore"):     # old = 0: ±inf or NaN
+        return (np.asarray(new, dtype=float) / np.asarray(old, dtype=float) - 1.0)[()]
+
+
 LOAD_MODES = ("frac", "rate")
 
 
@@ -124,6 +131,12 @@ class OperatingPoint:
     def load_fraction(self) -> float:
         """λ as a fraction of the exact capacity."""
         return self.lam_per_ms / self.capacity_per_ms
+
+    @property
+    def lost_to_blocking(self) -> float:
+        """1 − λ*/(slowest stage alone): the share of the slowest stage's rate blocking
+        costs."""
+        return -self.gain_over_slowest
 
 
 def operating_point(rates: PipelineRates, lam_per_ms: float, exact: Tandem,

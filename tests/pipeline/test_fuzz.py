@@ -291,6 +291,7 @@ def test_pipeline_answers(spec_id, work_id, K, units, blocking, rho, data):
         assert all(0 <= b <= 1 + 1e-9 for b in op.busy), op.busy
         assert all(0 <= b <= 1 + 1e-9 for b in op.blocked), op.blocked
         assert -1 - 1e-9 <= op.gain_over_slowest <= 1e-9          # capacity ≤ slowest stage
+        assert op.lost_to_blocking == -op.gain_over_slowest
         assert np.isinf(op.jobs[0]) == (not op.stable)
         tally(pipeline.operating_point)
         rows = answers.stage_table(rates, op)
@@ -423,7 +424,10 @@ def test_pipeline_curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_points, n
     raises_naming("mode", answers.load_per_ms, cap, "jobs", frac, 1.0)
     assert answers.slowest_rate_per_ms(rates) == min(mu_cpu, mu_mem, c * mu_cu)
     assert answers.slowest_rate_per_ms(rates, without_units=True) == min(mu_cpu, mu_mem)
-    for f in (answers.traffic_at_loads, answers.load_per_ms, answers.slowest_rate_per_ms):
+    assert answers.relative_change(3.0, 2.0) == 0.5
+    assert close(answers.relative_change(lam, cap), lam / cap - 1, 0)
+    for f in (answers.traffic_at_loads, answers.load_per_ms, answers.slowest_rate_per_ms,
+              answers.relative_change):
         tally(f)
 
 
@@ -499,7 +503,7 @@ FUZZED = {
         "stage_table": test_pipeline_answers, "StageRow": (test_pipeline_answers, "stage_table"),
         "Traffic": (test_pipeline_answers, "traffic"),
         "traffic_at_loads": test_pipeline_curves, "load_per_ms": test_pipeline_curves,
-        "slowest_rate_per_ms": test_pipeline_curves},
+        "slowest_rate_per_ms": test_pipeline_curves, "relative_change": test_pipeline_curves},
     model: {"BlockingTandem": test_pipeline_model},
     curves: {
         "exact_load_chunks_per_ms": test_pipeline_curves, "naive_loads_per_ms": test_pipeline_curves,
