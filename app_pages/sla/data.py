@@ -10,19 +10,14 @@ import numpy as np
 from engine import sla
 from engine.presets import batch_profiles
 from ui.budget import heavy, long_running
-from ui.memo import memo
+from ui.memo import memo, over_points
 
 from .uploads import MAX_INTERVALS
 
 CACHE_SIZE = 64          # results kept per memoised function (ui/memo.py)
 SEED = 2017
-SIM_POINTS = 12                 # contiguous replica counts simulated
-CURVE_POINTS = 160              # replica counts on the analytic curves at most
-FIX_POINTS = 20                 # points of the retry-corrected curve
-FIX_MAX_N = 400                 # the correction's chain grows with n: skipped beyond
-FIX_MAX_C_MU = 50.0             # c·μ beyond this: tries decorrelate, correction = eq 7
-SIM_MAX_N = 300                 # simulation skipped beyond (too few requests per replica)
-CDF_POINTS = 240                # times on the response-time CDF
+SIM_POINTS = sla.SIM_POINTS     # contiguous replica counts simulated
+SIM_MAX_N = sla.SIM_MAX_N       # simulation skipped beyond (too few requests per replica)
 
 
 @memo(CACHE_SIZE)
@@ -43,13 +38,9 @@ def gpu_mu(alpha_ms: float, tau0_ms: float, target_ms: float) -> float:
 
 @memo(CACHE_SIZE)
 def answers(s) -> dict:
-    """Fewest replicas by eq 7, by M/M/n (inf where none meets the SLA) and for a
-    steady state; the offered load λ/μ."""
-    return {"approx": float(sla.min_backends(s.lam, s.mu, s.rt, s.percentile, *s.delays,
-                                             s.service)),
-            "mmn": float(sla.erlang_c_min_servers(s.lam, s.mu, s.rt, s.percentile)),
-            "stable": float(sla.stable_replicas(s.lam, s.mu)),
-            "offered": float(sla.offered_load(s.lam, s.mu))}
+    """Fewest replicas by eq 7, by M/M/n and for a steady state; λ/μ
+    (``engine.sla.replica_answers``)."""
+    return sla.replica_answers(s.lam, s.mu, s.rt, s.percentile, *s.delays, s.service)
 
 
 def curve_top(s) -> float:
@@ -57,84 +48,39 @@ def curve_top(s) -> float:
     scenario alone (not of the what-if n, which moves without redrawing the charts),
     so a share link redraws exactly the range its sender saw."""
     ans = answers(s)
-    known = np.array([ans["approx"], ans["mmn"], ans["stable"]], dtype=float)
-    return float(known[np.isfinite(known)].max() * 1.25 + 10)
-
-
-def _fix_useful(s) -> bool:
-    """The retry correction differs from eq 7 only for c·μ not far above 1."""
-    return 0.0 < sum(s.delays) * s.mu <= FIX_MAX_C_MU
+    return sla.curve_top(ans["approx"], ans["mmn"], ans["stable"])
 
 
 def sim_requests(n: float) -> int:
-    """Requests simulated at n replicas: enough for ~1000 per replica."""
-    return int(max(100_000, 1000 * n))
+    """Requests simulated at n replicas (``engine.sla.sim_requests``)."""
+    return sla.sim_requests(n)
 
 
 def n_grid(lam: float, mu: float, top: float) -> np.ndarray:
-    """Replica counts from the first stable one to ``top`` (at most CURVE_POINTS)."""
-    lo = int(sla.stable_replicas(lam, mu))
-    hi = max(int(top), lo + 5)
-    if hi - lo + 1 <= CURVE_POINTS:
-        return np.arange(lo, hi + 1, dtype=float)
-    return np.unique(np.round(np.linspace(lo, hi, CURVE_POINTS)))
+    """Replica counts on the curves (``engine.sla.replica_grid``)."""
+    return sla.replica_grid(lam, mu, top)
 
 
 @memo(CACHE_SIZE)
 @long_running
 def n_curves(s, top: float) -> dict:
-    """Analytic curves against n: P(R ≤ RT) (eq 7, eq 7 with the retry correction,
-    M/M/n), the share of late requests 1 − P(R ≤ RT) (``miss_*``, nan below
-    ``engine.sla.MISS_RESOLUTION``) and the p-th percentile wait in ms (eq 1 as
-    printed, its quantile, M/M/n)."""
-    n = n_grid(s.lam, s.mu, top)
-    out = {"n": n,
-           "within_eq7": np.asarray(sla.response_cdf(s.rt, s.lam, s.mu, n, *s.delays,
-                                                     s.service), float),
-           "within_mmn": np.asarray(sla.mmn_response_cdf(s.rt, s.lam, s.mu, n), float),
-           "omega_printed_ms": sla.ms_from_s(sla.waiting_percentile(
-               s.percentile, s.lam, s.mu, n, *s.delays, printed=True)),
-           "omega_ms": sla.ms_from_s(sla.waiting_percentile(s.percentile, s.lam, s.mu, n,
-                                                            *s.delays)),
-           "omega_mmn_ms": sla.ms_from_s(sla.mmn_waiting_percentile(s.percentile, s.lam,
-                                                                    s.mu, n)),
-           "n_fix": None, "within_fix": None, "miss_fix": None}
-    if n[-1] <= FIX_MAX_N and _fix_useful(s):
-        n_fix = np.unique(n[np.round(np.linspace(0, n.size - 1, FIX_POINTS)).astype(int)])
-        q = sla.retry_busy_probability(s.lam, s.mu, n_fix, *s.delays)
-        out["n_fix"] = n_fix
-        out["within_fix"] = np.asarray(sla.response_cdf(s.rt, s.lam, s.mu, n_fix, *s.delays,
-                                                        s.service, p_retry_busy=q), float)
-        out["miss_fix"] = sla.resolved_miss(out["within_fix"])
-    out["miss_eq7"] = sla.resolved_miss(out["within_eq7"])
-    out["miss_mmn"] = sla.resolved_miss(out["within_mmn"])
-    return out
+    """Analytic curves against n (``engine.sla.replica_curves``)."""
+    return sla.replica_curves(s.lam, s.mu, s.rt, s.percentile, *s.delays, s.service, top)
 
 
 def resolved_curve(n, miss) -> tuple:
-    """(n, share late) at the resolved points only: a hashable curve to pin as a
-    baseline (no nan, which would defeat the memo's key comparison)."""
-    keep = np.isfinite(np.asarray(miss, float))
-    return (tuple(np.asarray(n, float)[keep].tolist()),
-            tuple(np.asarray(miss, float)[keep].tolist()))
+    """(n, share late) at the resolved points only (``engine.sla.resolved_curve``)."""
+    return sla.resolved_curve(n, miss)
 
 
 def sim_grid(s, simulate: bool) -> tuple:
-    """SIM_POINTS contiguous replica counts from 4 below eq 7's answer (at least the
-    first stable n); empty where simulation is off, eq 7 finds no answer or the
-    counts would exceed SIM_MAX_N."""
-    approx = answers(s)["approx"]
-    if not (simulate and np.isfinite(approx)):
-        return ()
-    lo = max(int(sla.stable_replicas(s.lam, s.mu)), int(approx - 4))
-    if lo + SIM_POINTS - 1 > SIM_MAX_N:
-        return ()
-    return tuple(float(k) for k in range(lo, lo + SIM_POINTS))
+    """The replica counts simulated (``engine.sla.sim_grid``)."""
+    return sla.sim_grid(s.lam, s.mu, answers(s)["approx"], simulate)
 
 
 def can_simulate(s, n: int, simulate: bool) -> bool:
-    """Whether the what-if point n is simulated (on, stable and small enough)."""
-    return bool(simulate and sla.utilisation(s.lam, s.mu, n) < 1.0 and n <= SIM_MAX_N)
+    """Whether the what-if point n is simulated (``engine.sla.simulable``)."""
+    return sla.simulable(s.lam, s.mu, n, simulate)
 
 
 # A result keeps its sorted response times (~3 MB per 200,000 requests): few
@@ -155,60 +101,40 @@ def sim_point(s, n: float, n_requests: int):
                                  arrivals=arrivals_of(s))
 
 
+def _sim_at(s, n: float):
+    return sim_point(s, float(n), sim_requests(n))
+
+
 @memo(CACHE_SIZE)
 def sim_sweep(s, ns: tuple, bar=None) -> dict | None:
-    """Simulations at each n of ``ns`` (None if empty), one cached run per point; the
-    progress bar moves between points.  Returns the n grid, fractions within RT,
-    simulated p-th percentile waits (ms) and the fewest simulated replicas meeting
-    the SLA."""
-    if not ns:
-        return None
-    results = []
-    for i, n in enumerate(ns):
-        results.append(sim_point(s, n, sim_requests(n)))
-        if bar is not None:
-            bar.progress((i + 1) / len(ns), f"Simulating random dispatch at n = {int(n)}…")
-    within = np.array([r.fraction_within(s.rt) for r in results])
-    return {"n": np.asarray(ns), "within": within, "miss": sla.resolved_miss(within),
-            "omega_ms": sla.ms_from_s([r.waiting_percentile(s.percentile) for r in results]),
-            "fewest": sla.fewest_meeting(ns, within, s.percentile),
-            "all_meet": bool(within[0] >= s.percentile / 100.0)}
+    """Simulations at each n of ``ns`` (one memoised run per point, ``over_points``)
+    summarised by ``engine.sla.sweep_summary`` (None if empty)."""
+    runs = over_points(lambda n: _sim_at(s, n), [(n,) for n in ns], bar,
+                       "Simulating random dispatch…")
+    return sla.sweep_summary(ns, runs, s.rt, s.percentile)
+
+
+def _sim_or_none(s, n: int, simulate: bool):
+    return _sim_at(s, n) if can_simulate(s, n, simulate) else None
 
 
 @memo(CACHE_SIZE)
 def cdf_curves(s, n: int, simulate: bool) -> dict:
-    """Response-time CDFs at n replicas (t in s and ms): eq 7, corrected eq 7, M/M/n,
-    and the simulated fraction within t where simulated."""
-    hi = 3.0 * s.rt
-    if sla.utilisation(s.lam, s.mu, n) < 1.0:
-        hi = max(hi, float(sla.mmn_response_percentile(99.9, s.lam, s.mu, n)) * 1.2)
-    t = np.linspace(0.0, hi, CDF_POINTS)
-    q = (sla.retry_busy_probability(s.lam, s.mu, n, *s.delays)
-         if n <= FIX_MAX_N and _fix_useful(s) else None)
-    run = sim_point(s, float(n), sim_requests(n)) if can_simulate(s, n, simulate) else None
-    return {"t": t, "t_ms": sla.ms_from_s(t),
-            "eq7": np.asarray(sla.response_cdf(t, s.lam, s.mu, n, *s.delays, s.service), float),
-            "fix": None if q is None else np.asarray(sla.response_cdf(
-                t, s.lam, s.mu, n, *s.delays, s.service, p_retry_busy=q), float),
-            "mmn": np.asarray(sla.mmn_response_cdf(t, s.lam, s.mu, n), float),
-            "sim": None if run is None else run.fraction_within(t)}
+    """Response-time CDFs at n replicas (``engine.sla.cdf_curves``)."""
+    return sla.cdf_curves(s.lam, s.mu, n, s.rt, *s.delays, s.service,
+                          _sim_or_none(s, n, simulate))
 
 
 @memo(CACHE_SIZE)
 def at_replicas(s, n: int, simulate: bool) -> dict:
-    """The what-if numbers at n replicas: utilisation, P(R ≤ RT) by eq 7 and simulated."""
-    run = sim_point(s, float(n), sim_requests(n)) if can_simulate(s, n, simulate) else None
-    rho = float(sla.utilisation(s.lam, s.mu, n))
-    within = float(sla.response_cdf(s.rt, s.lam, s.mu, n, *s.delays, s.service))
-    return {"stable": rho < 1.0, "utilisation": rho, "capacity": float(n * s.mu),
-            "within_eq7": within, "miss_eq7": float(sla.resolved_miss(within)),
-            "within_sim": None if run is None else float(run.fraction_within(s.rt)),
-            "miss_sim": None if run is None else float(1.0 - run.fraction_within(s.rt))}
+    """The what-if numbers at n replicas (``engine.sla.at_replicas``)."""
+    return sla.at_replicas(s.lam, s.mu, n, s.rt, *s.delays, s.service,
+                           _sim_or_none(s, n, simulate))
 
 
 def synthetic_interval(hours: float, interval_s: float) -> float:
-    """The interval (s) of a synthetic trace: as asked, raised to keep MAX_INTERVALS."""
-    return max(float(interval_s), hours * sla.S_PER_HOUR / MAX_INTERVALS)
+    """The interval (s) of a synthetic trace (``engine.sla.synthetic_interval_s``)."""
+    return sla.synthetic_interval_s(hours, interval_s, MAX_INTERVALS)
 
 
 @memo(CACHE_SIZE)

@@ -66,7 +66,7 @@ def run():
     st.markdown(results_markdown(rows) + text,
                 help="Approximation: the fewest n with P(R ≤ RT) ≥ p by Swayam's eq 7 (n′). "
                      "One central queue: M/M/n with Erlang C. Simulation: random dispatch "
-                     "with retries. To keep up: ⌊λ/μ⌋ + 1 (utilisation λ/(nμ) below 1).")
+                     "with retries. To keep up: ⌊λ/μ⌋ + 1 (utilization λ/(nμ) below 1).")
 
     # ------------------------------------------------------------ trace plan
     trace = inputs.trace_input(s.lam)
@@ -167,7 +167,7 @@ def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
     at = data.at_replicas(s, n, simulate)
     if not at["stable"]:
         st.error(f"Too few replicas: {plain_number(s.lam, 4)} requests/s is at or beyond what "
-                 f"{n:,} replicas can serve ({plain_number(at['capacity'], 4)} requests/s); at "
+                 f"{n:,} replicas can serve ({plain_number(at['capacity_per_s'], 4)} requests/s); at "
                  f"least {n_stable:,} are needed to keep up.", icon=":material/warning:")
     rows = results.at_rows(at, n, ss["rt_ms"]) + traffic.wait_rows(s, n, simulate)
     results_table(rows)

@@ -94,7 +94,7 @@ def trace_load(plan) -> str:
 def load_mismatch(plan, lam: float) -> str:
     """Where a trace's mean load is not the arrival rate the replicas are answered for: a
     sentence saying which load each answer is for ("" where they agree within 1 %)."""
-    if math.isclose(plan.mean_rate_per_s, lam, rel_tol=0.01):
+    if not plan.load_differs(lam):
         return ""
     return (f"Two loads: the replicas needed above are for {format_number(lam)} requests/s, "
             f"the arrival rate in the sidebar; the autoscaling plan below is for the trace, "
@@ -117,8 +117,8 @@ def at_rows(at: dict, n: int, rt_ms: float) -> list:
             (f"{slower}, simulated",
              "off" if sim is None else
              f"none of {data.sim_requests(n):,}" if sim == 0 else share(sim)),
-            ("Busy share of each replica", f"{100 * at['utilisation']:.1f} %" if at["stable"]
-             else f"all the time (too few replicas: the load is {plain_number(at['utilisation'])}"
+            ("Busy share of each replica", f"{100 * at['utilization']:.1f} %" if at["stable"]
+             else f"all the time (too few replicas: the load is {plain_number(at['utilization'])}"
                   " × what they serve)")]
 
 

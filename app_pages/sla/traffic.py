@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 import math
 
-import numpy as np
-
 from engine import sla
-from engine.core.two_moment import mean_wait_ggn
 from ui import arrivals_input
 from ui.export import plain_number
 from ui.memo import memo
@@ -20,13 +17,6 @@ from ui.memo import memo
 from . import data
 
 SEED = 2016                 # the central-queue runs' streams (the dispatch runs: data.SEED)
-
-
-def service_scv(s) -> float:
-    """Squared coefficient of variation of the scenario's service time (0: deterministic)."""
-    if not hasattr(s.service, "var"):
-        return 0.0
-    return float(s.service.var() / s.service.mean() ** 2)
 
 
 def under(s, choice):
@@ -38,9 +28,9 @@ def under(s, choice):
 def central_wait(s, n: int, simulate: bool) -> dict:
     """Mean wait before service (ms, the trip d1 included) of one central FIFO queue at n
     replicas: simulated under the scenario's arrivals (when simulated) and by the
-    GI/G/n approximation d1 + E[W_q](λ, 1/μ, n, ca², cs²)."""
-    approx = float(sla.ms_from_s(s.d1 + mean_wait_ggn(s.lam, 1.0 / s.mu, n, s.arrivals.scv,
-                                                      service_scv(s))))
+    GI/G/n approximation (``engine.sla.central_mean_wait_s``)."""
+    approx = float(sla.ms_from_s(sla.central_mean_wait_s(s.lam, s.mu, n, s.d1,
+                                                         s.arrivals.scv, s.service)))
     sim = None
     if data.can_simulate(s, n, simulate):
         run = sla.simulate_dispatch("central_queue", s.lam, s.service, int(n), s.d1, s.d2,
@@ -52,7 +42,7 @@ def central_wait(s, n: int, simulate: bool) -> dict:
 
 def wait_rows(s, n: int, simulate: bool) -> list:
     """The what-if rows of the central queue's mean wait at n replicas."""
-    if sla.utilisation(s.lam, s.mu, n) >= 1.0:
+    if sla.utilization(s.lam, s.mu, n) >= 1.0:
         return []
     w = central_wait(s, n, simulate)
     head = f"Mean wait with {n} replicas, one central queue"
@@ -66,43 +56,14 @@ def _within(s, n: int) -> float:
 
 @memo(32)
 def replicas_needed(s, bar=None) -> dict:
-    """Fewest replicas whose simulated share within RT reaches the percentile, under
-    ``s.arrivals``: the page's grid first (from 4 below eq 7's answer), then down while
-    the first meets it, else up in doubling steps and by bisection.  Returns
-    {"n": the fewest (inf: none up to data.SIM_MAX_N), "points": ((n, share late), ...)}."""
-    p = s.percentile / 100.0
-    low = int(sla.stable_replicas(s.lam, s.mu))
-    approx = data.answers(s)["approx"]
-    start = max(low, int(approx - 4)) if math.isfinite(approx) else low
-    seen = {}
+    """Fewest replicas whose simulated share within RT reaches the percentile under
+    ``s.arrivals`` (``engine.sla.fewest_simulated``, one memoised run per count)."""
+    def progress(done: float, n: int) -> None:
+        if bar is not None:
+            bar.progress(done, f"{s.arrivals.label}: simulating {n} replicas…")
 
-    def meets(n: int) -> bool:
-        if n not in seen:
-            seen[n] = _within(s, n)
-            if bar is not None:
-                bar.progress(min(1.0, len(seen) / (2 * data.SIM_POINTS)),
-                             f"{s.arrivals.label}: simulating {n} replicas…")
-        return seen[n] >= p
-
-    grid = [n for n in range(start, start + data.SIM_POINTS) if n <= data.SIM_MAX_N]
-    ok = [n for n in grid if meets(n)]
-    if ok:
-        best = ok[0]
-        while best - 1 >= low and meets(best - 1):
-            best -= 1
-    else:
-        fail, step, best = (grid[-1] if grid else start - 1), data.SIM_POINTS, math.inf
-        while fail < data.SIM_MAX_N:
-            n = min(fail + step, data.SIM_MAX_N)
-            if meets(n):
-                while n - fail > 1:                 # bisection: fail misses, n meets
-                    mid = (fail + n) // 2
-                    fail, n = (fail, mid) if meets(mid) else (mid, n)
-                best = n
-                break
-            fail, step = n, 2 * step
-    points = tuple((float(n), 1.0 - w) for n, w in sorted(seen.items()))
-    return {"n": float(best), "points": points}
+    return sla.fewest_simulated(lambda n: _within(s, n), s.lam, s.mu,
+                                data.answers(s)["approx"], s.percentile, progress)
 
 
 @memo(16)
@@ -128,11 +89,7 @@ def rows(s, found: tuple) -> list[dict]:
 
 def curves(found: tuple) -> list:
     """(label, n, share late) per arrival process, for the chart."""
-    out = []
-    for choice, got in found:
-        pts = np.array(got["points"], dtype=float).reshape(-1, 2)
-        out.append((choice.label, pts[:, 0], pts[:, 1]))
-    return out
+    return [(choice.label, *sla.late_curve(got["points"])) for choice, got in found]
 
 
 def choices(s) -> tuple:

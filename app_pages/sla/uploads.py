@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import io
 
-import numpy as np
 import pandas as pd
 
 from engine.measured import read_trace
-from engine.sla import trace_rates
+from engine.sla import binned_rates, even_interval_s
 from ui.token_counts import duration_text, header_names, is_trace_only_format
 from ui.uploads import decode_text, find_column, normalise_columns, numeric_column, read_csv_table
 
@@ -48,23 +47,9 @@ def _stamp_table(text: str) -> pd.DataFrame:
     return normalise_columns(frame)
 
 
-def _binned(stamps: np.ndarray, interval_s: float, column: str) -> np.ndarray:
-    """Requests/s per interval of sorted arrival times (s) from 0 s; the timestamps may
-    span at most ``MAX_INTERVALS`` intervals."""
-    span = np.floor(stamps[-1] / interval_s) + 1            # intervals, before binning
-    if span > MAX_INTERVALS:
-        shown = f"{span:,.0f}" if span < 1e12 else f"{span:.3g}"
-        raise ValueError(f"{column}: the timestamps span {shown} intervals "
-                         f"of {interval_s:g} s; at most {MAX_INTERVALS:,} (raise the interval)")
-    try:
-        return trace_rates(stamps, interval_s, kind="timestamps")
-    except ValueError as err:
-        raise ValueError(f"{column}: {err}") from None
-
-
 def _from_request_trace(text: str, interval_s: float) -> dict:
     trace = read_trace(text)
-    rate = _binned(np.asarray(trace.arrival_s), interval_s, "arrival times")
+    rate = binned_rates(trace.arrival_s, interval_s, max_intervals=MAX_INTERVALS)
     return {"rate_per_s": rate, "interval_s": float(interval_s), "kind": "timestamps",
             "format": trace.source_format, "n_requests": trace.n_requests,
             "duration_s": trace.duration_s, "notes": tuple(trace.notes)}
@@ -73,30 +58,16 @@ def _from_request_trace(text: str, interval_s: float) -> dict:
 def _from_rates(frame: pd.DataFrame, time_col: str, rate_col: str) -> dict:
     t = numeric_column(frame, time_col, positive=False)
     rate = numeric_column(frame, rate_col, positive=False)
-    step = np.diff(t)
-    if np.any(step <= 0):
-        i = int(np.flatnonzero(step <= 0)[0]) + 1
-        raise ValueError(f"column '{time_col}' must be sorted, strictly increasing: row "
-                         f"{i + 2} ({t[i]:g} s) does not follow row {i + 1} ({t[i - 1]:g} s)")
-    if np.ptp(step) > 1e-6 * step.mean():
-        raise ValueError(f"column '{time_col}': intervals must be evenly spaced "
-                         f"(found steps from {step.min():g} s to {step.max():g} s)")
-    if step[0] < MIN_INTERVAL_S:
-        raise ValueError(f"column '{time_col}': intervals of {step[0]:g} s are too short; "
-                         f"at least {MIN_INTERVAL_S:g} s (average the rates over longer "
-                         "intervals)")
-    return {"rate_per_s": rate, "interval_s": float(step[0]), "kind": "rates",
+    interval = even_interval_s(t, min_interval_s=MIN_INTERVAL_S, name=f"column '{time_col}'",
+                               first_row=2)
+    return {"rate_per_s": rate, "interval_s": interval, "kind": "rates",
             "format": "rates", "notes": ()}
 
 
 def _from_stamps(frame: pd.DataFrame, stamp_col: str, interval_s: float) -> dict:
     stamps = numeric_column(frame, stamp_col, positive=False)
-    down = np.flatnonzero(np.diff(stamps) < 0)
-    if down.size:
-        i = int(down[0]) + 1
-        raise ValueError(f"column '{stamp_col}' must be sorted: row {i + 2} "
-                         f"({stamps[i]:g} s) is earlier than row {i + 1} ({stamps[i - 1]:g} s)")
-    rate = _binned(stamps, interval_s, f"column '{stamp_col}'")
+    rate = binned_rates(stamps, interval_s, max_intervals=MAX_INTERVALS,
+                        name=f"column '{stamp_col}'", first_row=2)
     return {"rate_per_s": rate, "interval_s": float(interval_s), "kind": "timestamps",
             "format": "timestamps", "n_requests": int(stamps.size),
             "duration_s": float(stamps[-1] - stamps[0]), "notes": ()}

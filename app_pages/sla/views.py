@@ -45,7 +45,7 @@ ERRATA = [
     "p/100 < 1 − ρ it falls below d1, the least possible wait (d1 − c as ρ → 0).",
     "Eq 2 is exact only for first tries (Poisson arrivals see time averages). A retry c later "
     "meets the same busy period again, so it finds its backend busy more often than ρ and the "
-    "tries are not independent: the geometric law is optimistic at high utilisation, few "
+    "tries are not independent: the geometric law is optimistic at high utilization, few "
     "backends and c short against 1/μ, the regime the proof assumes (d1, d2, Δ ≪ 1/μ).",
     "Eq 7's R = Y + Z counts d1 to the backend but not d2 back to the frontend.",
     "Measured (n = 10, exponential 1/μ = 10 ms, d1 = d2 = c/4, Δ = c/2, 300 000 requests): "

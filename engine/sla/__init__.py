@@ -5,6 +5,9 @@ docs/models/sla.md.
 
 * ``cdfs``      response-time CDFs and percentiles (eqs 1, 7; M/M/n)
 * ``replicas``  the fewest replicas meeting an SLA
+* ``answers``   the page's answers: replicas by eq 7, M/M/n and simulation, numbers at n
+* ``curves``    curves against n (eq 7, corrected eq 7, M/M/n, eq 1) and CDFs at one n
+* ``central``   one central queue's mean wait under any arrivals (GI/G/n)
 * ``gpu``       the service rate of one GPU at a mean-latency target
 * ``traces``    load traces and replica plans over them
 * ``sim``       the dispatch simulator; any arrival process
@@ -27,13 +30,22 @@ from ..core.service_laws import (SERVICE_LAWS, empirical_service, service_cdf,  
 from .cdfs import (MISS_RESOLUTION, erlang_c, mmn_response_cdf, mmn_response_percentile,  # noqa: F401
                    mmn_waiting_cdf, mmn_waiting_percentile, response_cdf,
                    resolved_miss, response_percentile, retry_busy_probability, utilisation,
+                   utilization,
                    waiting_percentile)
+from .answers import (SIM_MAX_N, SIM_POINTS, at_replicas, fewest_simulated,  # noqa: F401
+                      late_curve, replica_answers, sim_grid, sim_requests, simulable,
+                      sweep_summary)
+from .central import central_mean_wait_s, service_scv  # noqa: F401
 from .checks import check_delays, check_probability  # noqa: F401
 from .gpu import gpu_service_rate  # noqa: F401
+from .curves import (CDF_POINTS, CURVE_POINTS, FIX_MAX_C_MU, FIX_MAX_N, FIX_POINTS,  # noqa: F401
+                     cdf_curves, correction_applies, curve_top, replica_curves, replica_grid,
+                     resolved_curve)
 from .replicas import (erlang_c_min_servers, fewest_meeting, min_backends,  # noqa: F401
                        offered_load, stable_replicas)
 from .sim import (BACKEND, POLICIES, DispatchRecords, DispatchSimResult,  # noqa: F401
                   simulate_dispatch, simulate_records)
-from .traces import (MAX_TRACE_INTERVALS, ReplicaPlan, diurnal_trace,  # noqa: F401
-                     plan_replicas, trace_rates)
+from .traces import (MAX_TRACE_INTERVALS, ReplicaPlan, binned_rates,  # noqa: F401
+                     diurnal_trace, even_interval_s, plan_replicas, synthetic_interval_s,
+                     trace_rates)
 from .units import MS_PER_S, S_PER_HOUR, hours_from_s, ms_from_s, s_from_ms  # noqa: F401

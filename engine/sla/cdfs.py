@@ -27,13 +27,18 @@ R_BLOCK = 256            # retries summed per block in response_cdf
 MISS_RESOLUTION = 1e-12
 
 
-def utilisation(lam, mu, n):
+def utilization(lam, mu, n):
     """ρ = λ/(nμ), the busy probability of a first try (eq 2); ``inf`` where undefined
     (λ = ∞ with μ or n infinite)."""
     lam, mu, n = LAM.check(lam), MU.check(mu), N_BACKENDS.check(n)
     with np.errstate(invalid="ignore"):
         rho = lam / (n * mu)
     return np.where(np.isnan(rho), np.inf, rho)[()]
+
+
+def utilisation(lam, mu, n):
+    """The former spelling of ``utilization`` (the same numbers)."""
+    return utilization(lam, mu, n)
 
 
 # ------------------------------------------------------------ Swayam, eqs 1 and 7
@@ -47,7 +52,7 @@ def waiting_percentile(p, lam, mu, n, d1, d2, delta, *, printed=False, p_retry_b
     retry in place of ρ (the first try keeps ρ).  ``inf`` for λ ≥ nμ.
     """
     p = PERCENTILE.check(p, "p") / 100.0
-    rho = np.asarray(utilisation(lam, mu, n))
+    rho = np.asarray(utilization(lam, mu, n))
     d1, d2, delta = check_delays(d1, d2, delta)
     c = d1 + d2 + delta
     stable = rho < 1.0
@@ -75,7 +80,7 @@ def response_cdf(rt, lam, mu, n, d1, d2, delta, service, *, p_retry_busy=None):
     deterministic).  0 for λ ≥ nμ.  Terms beyond ρ^(r+1) < 1e-17 are dropped.
     """
     rt = RESPONSE_TARGET.check(rt)
-    rho = np.asarray(utilisation(lam, mu, n))
+    rho = np.asarray(utilization(lam, mu, n))
     d1, d2, delta = check_delays(d1, d2, delta)
     cdf = service_cdf(service)
     q = rho if p_retry_busy is None else check_probability(p_retry_busy, "p_retry_busy")
@@ -166,7 +171,7 @@ def response_percentile(p, lam, mu, n, d1, d2, delta, service, *, p_retry_busy=N
     """p-th percentile response time (s) by eq 7: the smallest RT with
     ``response_cdf(RT, ...)`` ≥ p/100 (to relative 1e-9); ``inf`` for λ ≥ nμ."""
     pc = PERCENTILE.check(p, "p") / 100.0
-    rho = np.asarray(utilisation(lam, mu, n))
+    rho = np.asarray(utilization(lam, mu, n))
     d1, d2, delta = check_delays(d1, d2, delta)
     shape = np.broadcast_shapes(pc.shape, rho.shape, d1.shape, d2.shape, delta.shape)
 

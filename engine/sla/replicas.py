@@ -20,7 +20,10 @@ def offered_load(lam, mu):
 def stable_replicas(lam, mu):
     """Fewest backends with a steady state, ⌊λ/μ⌋ + 1 (λ < nμ), λ per s, μ per s per backend."""
     lam, mu = LAM.check(lam), MU.check(mu)
-    return (np.floor(lam / mu) + 1.0)[()]
+    n = np.floor(lam / mu) + 1.0
+    with np.errstate(invalid="ignore"):
+        short = n * mu <= lam          # λ/μ rounded below a whole number: one more
+    return np.where(short, n + 1.0, n)[()]
 
 
 def min_backends(lam, mu, rt, percentile, d1, d2, delta, service, *, p_retry_busy=None):

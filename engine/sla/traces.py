@@ -3,6 +3,7 @@ and the replicas an autoscaler runs over it (eq 7) against static peak provision
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 from scipy import stats
@@ -79,6 +80,13 @@ class ReplicaPlan:
     def peak_rate_per_s(self) -> float:
         """Highest load of an interval (requests/s): what the static fleet is sized for."""
         return float(self.rate_per_s.max()) if self.rate_per_s.size else 0.0
+
+    def load_differs(self, rate_per_s, rel=0.01) -> bool:
+        """Whether the trace's mean load differs from ``rate_per_s`` by more than ``rel``
+        (relative): the replicas answered for one rate are then not the plan's."""
+        rate = float(LAM.check(rate_per_s, "rate_per_s"))
+        rel = float(HEADROOM.check(rel, "rel"))
+        return not math.isclose(self.mean_rate_per_s, rate, rel_tol=rel)
 
     @property
     def static_replicas(self) -> int:
@@ -160,6 +168,66 @@ def trace_rates(trace, interval_s, kind="rate"):
     counts = np.bincount(np.minimum((arr / interval).astype(np.int64), bins - 1),
                          minlength=bins)
     return counts / interval
+
+
+def synthetic_interval_s(hours, interval_s, max_intervals=MAX_TRACE_INTERVALS) -> float:
+    """The interval (s) of a synthetic trace of ``hours``: ``interval_s`` as asked, raised
+    to hours·3600/``max_intervals`` where that keeps the trace to ``max_intervals``."""
+    hours = float(INTERVAL.check(hours, "hours"))
+    interval = float(INTERVAL.check(interval_s))
+    most = float(N_BACKENDS.check(max_intervals, "max_intervals"))
+    return max(interval, hours * S_PER_HOUR / most)
+
+
+def even_interval_s(start_s, *, min_interval_s=0.0, name="start_s", first_row=1) -> float:
+    """The interval (s) of a rate table from its intervals' start times: they must be
+    strictly increasing, evenly spaced (steps within 1e-6 of their mean) and at least
+    ``min_interval_s`` apart; else ``ValueError`` naming ``name`` and the rows (value i
+    is row i + ``first_row``)."""
+    t = np.asarray(start_s, dtype=float).ravel()
+    if t.size < 2 or not np.all(np.isfinite(t)):
+        raise ValueError(f"{name} must hold at least 2 finite start times")
+    step = np.diff(t)
+    if np.any(step <= 0):
+        i = int(np.flatnonzero(step <= 0)[0]) + 1
+        raise ValueError(f"{name} must be sorted, strictly increasing: row "
+                         f"{i + first_row} ({t[i]:g} s) does not follow row "
+                         f"{i + first_row - 1} ({t[i - 1]:g} s)")
+    if np.ptp(step) > 1e-6 * step.mean():
+        raise ValueError(f"{name}: intervals must be evenly spaced "
+                         f"(found steps from {step.min():g} s to {step.max():g} s)")
+    if step[0] < float(PROVISIONING_DELAY.check(min_interval_s, "min_interval_s")):
+        raise ValueError(f"{name}: intervals of {step[0]:g} s are too short; at least "
+                         f"{min_interval_s:g} s (average the rates over longer intervals)")
+    return float(step[0])
+
+
+def binned_rates(arrival_s, interval_s, *, max_intervals=MAX_TRACE_INTERVALS,
+                 name="arrival times", first_row=1) -> np.ndarray:
+    """Requests/s per interval of arrival times (s) binned from 0 s (``trace_rates`` with
+    ``kind="timestamps"``): the times must be sorted (``ValueError`` naming ``name`` and
+    the rows, value i is row i + ``first_row``) and span at most ``max_intervals``
+    intervals, ⌊t_last/interval⌋ + 1."""
+    stamps = np.asarray(arrival_s, dtype=float).ravel()
+    interval = float(INTERVAL.check(interval_s))
+    most = float(N_BACKENDS.check(max_intervals, "max_intervals"))
+    if stamps.size == 0:
+        raise ValueError(f"{name}: no arrival times")
+    down = np.flatnonzero(np.diff(stamps) < 0)
+    if down.size:
+        i = int(down[0]) + 1
+        raise ValueError(f"{name} must be sorted: row {i + first_row} ({stamps[i]:g} s) is "
+                         f"earlier than row {i + first_row - 1} ({stamps[i - 1]:g} s)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.floor(stamps[-1] / interval) + 1          # intervals, before binning
+    if not span <= most:
+        shown = f"{span:,.0f}" if span < 1e12 else f"{span:.3g}"
+        raise ValueError(f"{name}: the timestamps span {shown} intervals "
+                         f"of {interval:g} s; at most {most:,.0f} (raise the interval)")
+    try:
+        return trace_rates(stamps, interval, kind="timestamps")
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
 
 
 def plan_replicas(trace, mu, rt, percentile, d1=0.0, d2=0.0, delta=0.0, service=None, *,

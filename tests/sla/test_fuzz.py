@@ -1,11 +1,13 @@
 """Fuzz tests of the autoscaling for a latency SLA (engine.sla and the dispatch simulator): the contract of tests/fuzzing.py
 over every public function's declared domains; ``FUZZED`` maps each public name
 to the test that fuzzes it (checked by tests/test_fuzz_contract.py)."""
+from scipy import stats
+
 from engine.arrivals import Renewal
 from engine.core import roots
 from engine.core.domains import ARRIVAL_SCV
 from engine.core import service_laws as core_laws
-from engine.sla import cdfs, checks, gpu, replicas, traces, units
+from engine.sla import answers, cdfs, central, checks, curves, gpu, replicas, traces, units
 from engine.sla import sim as sla_sim
 from engine.batching import answers as b_answers
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
@@ -75,6 +77,7 @@ def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
         tally(f)
     # the helpers behind them: utilisation (eq 2), checks, units, service CDF and sampler
     rho_ = sla.utilisation(lam, mu, n)
+    assert np.array_equal(rho_, sla.utilization(lam, mu, n), equal_nan=True)
     finite = np.isfinite(lam)
     assert np.all(rho_ >= 0) and close(rho_[finite], lam[finite] / (n * mu))
     assert all(np.array_equal(a, b) for a, b in zip(sla.check_delays(d1, d2, delta),
@@ -92,7 +95,7 @@ def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
         assert draws.shape == (8,) and np.all(draws >= 0) and mean >= 0
     raises_naming("service", core_laws.service_cdf, "slow")
     raises_naming("service", core_laws.service_sampler, object())
-    for f in (sla.utilisation, sla.check_delays, sla.check_probability, sla.ms_from_s,
+    for f in (sla.utilisation, sla.utilization, sla.check_delays, sla.check_probability, sla.ms_from_s,
               sla.s_from_ms, sla.hours_from_s, sla.service_cdf, sla.service_sampler):
         tally(f)
     params = dict(**args, p=p, rt=rt, t=rt, percentile=p)
@@ -218,6 +221,20 @@ def test_sla_traces(mean_rate, intervals, hours, amplitude, spikes, headroom, se
     stamps = np.sort(np.random.default_rng(seed).uniform(0, 10 * intervals[0], 50))
     binned = sla.trace_rates(stamps, intervals[0], "timestamps")
     assert np.isclose(binned.sum() * intervals[0], stamps.size)
+    assert np.array_equal(traces.binned_rates(stamps, intervals[0]), binned)
+    if binned.size > 3:
+        raises_naming("at most 3 (raise", traces.binned_rates, stamps, intervals[0],
+                      max_intervals=3)
+    raises_naming("row 3 (", traces.binned_rates, [0.0, 2.0, 1.0], 60.0)
+    starts = intervals[0] * np.arange(5.0)
+    assert traces.even_interval_s(starts) == intervals[0]
+    raises_naming("evenly spaced", traces.even_interval_s, [0.0, 1.0, 3.0])
+    raises_naming("row 2 (", traces.even_interval_s, [0.0, 0.0])
+    raises_naming("too short", traces.even_interval_s, starts, min_interval_s=2 * intervals[0])
+    raised = traces.synthetic_interval_s(hours, intervals[0], 100)
+    assert close(raised, max(intervals[0], hours * 36.0))
+    for f in (traces.binned_rates, traces.even_interval_s, traces.synthetic_interval_s):
+        tally(f)
     rt = 20.0 / mu
     plan = sla.plan_replicas(trace[:48], mu, rt, p, interval_s=intervals[-1],
                              provisioning_delay=delay, headroom=headroom, cost_per_gpu_hour=cost)
@@ -240,6 +257,125 @@ def test_sla_traces(mean_rate, intervals, hours, amplitude, spikes, headroom, se
                         ("interval_s", 0.0)):
         raises_naming(name, sla.plan_replicas, trace[:4], **{"mu": mu, "rt": rt, "percentile": p,
                                                            name: value})
+
+
+# ============================================================ engine.sla answers, curves, central
+
+class _Run:
+    """A stand-in simulation result: every response time equal to ``t_s``."""
+
+    def __init__(self, t_s):
+        self.t_s = t_s
+
+    def fraction_within(self, rt):
+        return (np.asarray(rt, float) >= self.t_s).astype(float)[()]
+
+    def waiting_percentile(self, p):
+        return 0.5 * self.t_s
+
+
+# replica_curves solves eq 7 over ≤ 160 counts and the retry chain at ≤ 20: ~0.2 s a case.
+# Its cost grows with c·nμ and 1/(1 − ρ) at the first stable n (the chain's states): the
+# offered load λ/μ = m + f, f ≤ 0.5, keeps ρ ≤ 0.98 there, and c·μ ≤ 3.
+@fuzz(40)
+@given(valid(MU, low=1.0, high=100.0), st.integers(0, 40), st.floats(0.0, 0.5),
+       valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01),
+       valid(PERCENTILE, low=50.0, high=99.9), service_laws(), st.integers(1, 40),
+       valid(ARRIVAL_SCV, high=10.0), st.data())
+def test_sla_page_answers(mu, whole, part, d1, d2, delta, p, service, n_at, ca2, data):
+    """The autoscaling page's engine calls: replica answers, curves against n, CDFs at n,
+    what-if numbers, simulation grids and summaries, the simulated search (over a known
+    monotone fraction within RT) and the central queue's GI/G/n wait."""
+    name, service, mean_s = service
+    lam = (whole + part) * mu
+    rt = 20.0 * (mean_s + d1) + 1.0 / mu
+    d = (d1, d2, delta)
+    ans = answers.replica_answers(lam, mu, rt, p, *d, service)
+    assert ans["stable"] == sla.stable_replicas(lam, mu) and close(ans["offered"], lam / mu)
+    assert ans["approx"] == sla.min_backends(lam, mu, rt, p, *d, service)
+    assert ans["mmn"] == sla.erlang_c_min_servers(lam, mu, rt, p)
+    tally(answers.replica_answers)
+    top = curves.curve_top(ans["approx"], ans["mmn"], ans["stable"])
+    finite = [a for a in (ans["approx"], ans["mmn"], ans["stable"]) if math.isfinite(a)]
+    assert top == max(finite) * 1.25 + 10
+    tally(curves.curve_top)
+    grid = curves.replica_grid(lam, mu, top)
+    assert grid[0] == ans["stable"] and grid.size <= curves.CURVE_POINTS
+    assert np.all(np.diff(grid) >= 1) and grid[-1] >= max(top - 1, grid[0] + 5)
+    tally(curves.replica_grid)
+    cur = curves.replica_curves(lam, mu, rt, p, *d, service, top)
+    assert np.array_equal(cur["n"], grid)
+    assert np.array_equal(cur["within_eq7"], sla.response_cdf(rt, lam, mu, grid, *d, service))
+    assert_no_nan({k: v for k, v in cur.items() if not k.startswith("miss")})
+    useful = curves.correction_applies(mu, *d, grid[-1])
+    assert useful == (0 < sum(d) * mu <= curves.FIX_MAX_C_MU and grid[-1] <= curves.FIX_MAX_N)
+    assert (cur["n_fix"] is None) == (not useful)
+    for f in (curves.replica_curves, curves.correction_applies):
+        tally(f)
+    kept = curves.resolved_curve(cur["n"], cur["miss_eq7"])
+    assert all(math.isfinite(m) for m in kept[1]) and len(kept[0]) == len(kept[1])
+    tally(curves.resolved_curve)
+    n = max(int(ans["stable"]), n_at)
+    run = _Run(rt / 2)
+    at = answers.at_replicas(lam, mu, n, rt, *d, service, run)
+    assert at["stable"] == (lam < n * mu) and close(at["utilization"], lam / (n * mu))
+    assert at["within_sim"] == 1.0 and at["miss_sim"] == 0.0 and at["capacity_per_s"] == n * mu
+    assert at["within_eq7"] == sla.response_cdf(rt, lam, mu, n, *d, service)
+    tally(answers.at_replicas)
+    c = curves.cdf_curves(lam, mu, n, rt, *d, service, run)
+    assert c["t"].size == curves.CDF_POINTS and c["t"][-1] >= 3 * rt
+    assert np.array_equal(c["sim"], c["t"] >= rt / 2) and np.all(np.diff(c["eq7"]) >= -1e-12)
+    tally(curves.cdf_curves)
+    assert answers.sim_requests(n) == max(100_000, 1000 * n)
+    assert answers.simulable(lam, mu, n) == (lam < n * mu and n <= answers.SIM_MAX_N)
+    assert not answers.simulable(lam, mu, n, simulate=False)
+    ns = answers.sim_grid(lam, mu, ans["approx"])
+    assert answers.sim_grid(lam, mu, ans["approx"], False) == ()
+    assert ns == () or (len(ns) == answers.SIM_POINTS and ns[0] >= ans["stable"]
+                        and ns[-1] <= answers.SIM_MAX_N)
+    for f in (answers.sim_requests, answers.simulable, answers.sim_grid):
+        tally(f)
+    # runs answering within RT from the third count on: the fewest is the third
+    ks = tuple(float(k) for k in range(n, n + 5))
+    runs = [_Run(2 * rt if k < n + 2 else rt / 4) for k in ks]
+    sw = answers.sweep_summary(ks, runs, rt, p)
+    assert sw["fewest"] == n + 2 and not sw["all_meet"] and list(sw["within"]) == [0, 0, 1, 1, 1]
+    assert close(sw["omega_ms"], [1000 * r.t_s / 2 for r in runs])
+    assert answers.sweep_summary((), [], rt, p) is None
+    tally(answers.sweep_summary)
+    # a fraction within RT of 1 − 1/k: the fewest count meeting p is ⌈1/(1 − p/100)⌉
+    within_at = data.draw(st.sampled_from([lambda k: 1.0 - 1.0 / k, lambda k: 0.0]))
+    lam_s = 0.5 * mu
+    found = answers.fewest_simulated(within_at, lam_s, mu, data.draw(
+        st.sampled_from([1.0, 30.0, math.inf])), p)
+    need = math.ceil(1.0 / (1.0 - p / 100.0) - 1e-9)
+    if within_at(2) == 0.0 or need > answers.SIM_MAX_N:
+        assert found["n"] == math.inf
+    else:
+        assert found["n"] == max(need, 1)
+    assert [pt[1] for pt in found["points"]] == [1.0 - within_at(k) for k, _ in found["points"]]
+    late = answers.late_curve(found["points"])
+    assert list(late[0]) == [k for k, _ in found["points"]]
+    for f in (answers.fewest_simulated, answers.late_curve):
+        tally(f)
+    # central queue: Poisson arrivals and exponential service is Erlang C's M/M/n wait
+    cs2 = central.service_scv(service)
+    assert close(cs2, {"expon": 1.0, "deterministic": 0.0}.get(name, cs2))
+    w = central.central_mean_wait_s(lam, mu, n, d1, ca2, service)
+    expect = d1 + sla.mean_wait_ggn(lam, 1.0 / mu, n, ca2, cs2)
+    assert close(w, expect)
+    if lam < n * mu:
+        mmn = d1 + sla.erlang_c(n, lam / mu) / (n * mu - lam)
+        assert close(central.central_mean_wait_s(lam, mu, n, d1, 1.0, stats.expon(scale=1 / mu)),
+                     mmn, 1e-7)
+    for f in (central.service_scv, central.central_mean_wait_s):
+        tally(f)
+    raises_naming("service", central.service_scv, object())
+    raises_naming("answers", curves.curve_top, math.inf, math.inf)
+    raises_naming("top", curves.replica_grid, lam, mu, -1.0)
+    raises_naming("results", answers.sweep_summary, ks, runs[:2], rt, p)
+    raises_naming("miss", curves.resolved_curve, [1.0, 2.0], [0.1])
+    raises_naming("rt", answers.at_replicas, lam, mu, n, -1.0, *d, service)
 
 
 # ============================================================ engine.sla.sim
@@ -344,6 +480,7 @@ FUZZED = {
         "erlang_c": test_sla_closed_forms, "mmn_response_cdf": test_sla_closed_forms,
         "mmn_waiting_cdf": test_sla_closed_forms,
         "mmn_waiting_percentile": test_sla_closed_forms, "utilisation": test_sla_closed_forms,
+        "utilization": test_sla_closed_forms,
         "response_percentile": test_sla_solvers, "mmn_response_percentile": test_sla_solvers,
         "retry_busy_probability": test_sla_solvers, "resolved_miss": test_sla_closed_forms},
     checks: {"check_delays": test_sla_closed_forms, "check_probability": test_sla_closed_forms},
@@ -359,11 +496,20 @@ FUZZED = {
     gpu: {"gpu_service_rate": test_gpu_operating_point},
     traces: {
         "diurnal_trace": test_sla_traces, "trace_rates": test_sla_traces,
-        "plan_replicas": test_sla_traces, "ReplicaPlan": (test_sla_traces, "plan_replicas")},
+        "plan_replicas": test_sla_traces, "ReplicaPlan": (test_sla_traces, "plan_replicas"),
+        "synthetic_interval_s": test_sla_traces, "even_interval_s": test_sla_traces,
+        "binned_rates": test_sla_traces},
     sla_sim: {
         "simulate_records": test_dispatch_sim, "simulate_dispatch": test_dispatch_sim,
         "DispatchRecords": (test_dispatch_sim, "simulate_records"),
         "DispatchSimResult": (test_dispatch_sim, "simulate_dispatch")},
+    answers: {name: test_sla_page_answers for name in (
+        "replica_answers", "at_replicas", "sim_requests", "sim_grid", "simulable",
+        "sweep_summary", "fewest_simulated", "late_curve")},
+    curves: {name: test_sla_page_answers for name in (
+        "replica_grid", "curve_top", "correction_applies", "replica_curves", "cdf_curves",
+        "resolved_curve")},
+    central: {"service_scv": test_sla_page_answers, "central_mean_wait_s": test_sla_page_answers},
     roots: {"smallest_reaching": test_roots, "smallest_integer": test_roots,
             "largest_satisfying": test_roots},
 }
