@@ -36,19 +36,6 @@ MODULES = {"np", "numpy", "math", "scipy", "stats", "special"}
 ALLOWED: dict[str, str] = {
     "ui/plotting.py": "axis ranges and log-axis ticks (presentation, no model)",
     "ui/export.py": "rounding answers to significant figures for display",
-    "app_pages/batching/figures.py": "TO MOVE (issue 24)",
-    "app_pages/batching/uploads.py": "TO MOVE (issue 24)",
-    "app_pages/llm_batching/figures.py": "TO MOVE (issue 24)",
-    "app_pages/llm_serving/data.py": "TO MOVE (issue 24)",
-    "app_pages/llm_serving/workload_input.py": "TO MOVE (issue 24)",
-    "app_pages/pipeline/views.py": "TO MOVE (issue 24)",
-    "app_pages/planner/figures.py": "TO MOVE (issue 24)",
-    "app_pages/planner/serving_input.py": "TO MOVE (issue 24)",
-    "app_pages/planner/tables.py": "TO MOVE (issue 24)",
-    "app_pages/token_limit/data.py": "TO MOVE (issue 24)",
-    "app_pages/token_limit/figures.py": "TO MOVE (issue 24)",
-    "ui/token_counts.py": "TO MOVE (issue 24)",
-    "ui/token_law_input.py": "TO MOVE (issue 24)",
 }
 
 
