@@ -55,7 +55,7 @@ def simulated_fixed(s, lam: float, ok: list) -> str:
     if "fixed" not in ok:
         return "∞ (cannot keep up)"
     r = data.fixed_sim_at(lam, s.times, s.b, s.n_jobs, s.arrivals)
-    return f"{plain_number(r.mean_latency)} s ± {r.ci95:.2g}"
+    return f"{plain_number(r.mean_latency_s)} s ± {r.ci95_s:.2g}"
 
 
 def metrics(s, lam: float, lims: dict) -> dict:

@@ -54,8 +54,8 @@ def run():
     bar = LazyProgress("Solving…")
     smap = views.strategy_map(s, bar)
     bar.empty()
-    if lims["dynamic"] < smap.lam[0]:
-        others = ", ".join(smap.labels[k] for k in smap.stable(smap.lam[0])) or "none"
+    if lims["dynamic"] < smap.lam_per_s[0]:
+        others = ", ".join(smap.labels[k] for k in smap.stable(smap.lam_per_s[0])) or "none"
         st.warning(f"Dynamic batching without a cap cannot keep up at any load shown: with this "
                    f"token law the batch time outgrows the batch (capacity "
                    f"{answer.rate(lims['dynamic'])}). Cap the batch size (b_max); "

@@ -119,7 +119,7 @@ def verdict_caption(s, smap) -> str:
                "compare under this traffic")
         head += f", {s.arrivals.label} ({how})"
     runs: list = []                                   # [answer, first load, last load]
-    for lam, best in zip(smap.lam.tolist(), smap.best()):
+    for lam, best in zip(smap.lam_per_s.tolist(), smap.best()):
         said = (smap.labels[best] if best else "not ranked" if smap.stable(lam)
                 else "none keeps up")
         if runs and runs[-1][0] == said:
@@ -226,7 +226,7 @@ def figures(view: str, scenario, lam: float | None = None, baseline=None) -> tup
     if view == BEST_STRATEGY:
         smap = strategy_map(s)
         return (("best_strategy", figs.best_strategy_figure(
-            smap.lam, smap.categories(), [data.LABELS[strat] for strat in data.STRATEGIES],
+            smap.lam_per_s, smap.categories(), [data.LABELS[strat] for strat in data.STRATEGIES],
             smap.verdicts())),)
     if view == PAPER:
         return _paper(s)

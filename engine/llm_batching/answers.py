@@ -44,7 +44,7 @@ def compare_strategies(lam: float, dist, k, b=None, *, n_jobs: int = 20_000, see
     out = {}
     for key, cap in (("dynamic", None), ("dynamic_capped", b or None)):
         sol = dynamic_solution(lam, dist, k, cap)
-        out[key] = dict(mean_wait=sol.mean_wait, mean_sojourn=sol.mean_sojourn,
+        out[key] = dict(mean_wait=sol.mean_wait_s, mean_sojourn=sol.mean_sojourn_s,
                         b=np.inf if cap is None else cap, method="exact")
     if b:
         out["fixed"] = dict(mean_wait=float(fixed_batch_wait(lam, b, dist, k)),
@@ -54,7 +54,7 @@ def compare_strategies(lam: float, dist, k, b=None, *, n_jobs: int = 20_000, see
         out["fixed"] = dict(mean_wait=np.inf, mean_sojourn=np.inf, b=0, method="exact")
     if b and lam < float(throughput(b, dist, k)):
         r = simulate("fixed", lam, dist, k, b=b, n_jobs=n_jobs, seed=seed)
-        out["fixed_realised"] = dict(mean_wait=r.mean_wait, mean_sojourn=r.mean_sojourn, b=b,
+        out["fixed_realised"] = dict(mean_wait=r.mean_wait_s, mean_sojourn=r.mean_sojourn_s, b=b,
                                      method="simulation")
     else:
         out["fixed_realised"] = dict(mean_wait=np.inf, mean_sojourn=np.inf, b=b,
@@ -67,7 +67,7 @@ def compare_strategies(lam: float, dist, k, b=None, *, n_jobs: int = 20_000, see
             continue
         r = simulate(key, lam, dist, k, n_jobs=n_jobs, seed=seed,
                      kv_capacity_tokens=kv_capacity_tokens, prompt_tokens=prompt_tokens)
-        out[key] = dict(mean_wait=r.mean_wait, mean_sojourn=r.mean_sojourn,
+        out[key] = dict(mean_wait=r.mean_wait_s, mean_sojourn=r.mean_sojourn_s,
                         b=r.mean_batch_size, method="simulation")
     return out
 
@@ -122,7 +122,7 @@ def recommended_b_max(lam: float, dist, k, candidates=B_MAX_CANDIDATES, max_load
     mu = np.atleast_1d(throughput(cands, dist, k))
     best, best_soj = 0, np.inf
     for c in cands[lam <= max_load * mu]:
-        soj = dynamic_solution(lam, dist, k, int(c), max_states).mean_sojourn
+        soj = dynamic_solution(lam, dist, k, int(c), max_states).mean_sojourn_s
         if soj < best_soj:
             best, best_soj = int(c), float(soj)
     return best, best_soj

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.renamed import renamed_attribute
+
 EXACT, SIMULATED, UNSTABLE, NOT_COMPUTED = "exact", "simulated", "unstable", "not computed"
 CHAINS = ("dynamic", "capped")          # strategies with an exact chain (solved up to a share)
 NO_EXACT = ("elastic", "continuous")    # strategies known only by simulation
@@ -39,25 +41,31 @@ def chain_loads(coarse, limit: float, share: float, points: int = 6) -> np.ndarr
 
 @dataclass(frozen=True, eq=False)
 class StrategyMap:
-    """Per strategy (in ``order``) and load of ``lam``: ``latency`` (s, NaN when not
-    known), ``method`` (EXACT, SIMULATED, UNSTABLE, NOT_COMPUTED) and ``reason``
-    (why not computed, or "")."""
+    """Per strategy (in ``order``) and load of ``lam_per_s`` (requests/s): ``latency_s``
+    (s, NaN when not known), ``method`` (EXACT, SIMULATED, UNSTABLE, NOT_COMPUTED) and
+    ``reason`` (why not computed, or ""); ``limits_per_s``: each strategy's capacity.
+    The names without a unit (``lam``, ``limits``, ``latency``) still read the fields,
+    with a ``DeprecationWarning``."""
 
-    lam: np.ndarray
+    lam_per_s: np.ndarray
     order: tuple
     labels: dict
-    limits: dict
-    latency: dict
+    limits_per_s: dict
+    latency_s: dict
     method: dict
     reason: dict
 
+    lam = renamed_attribute("lam_per_s")
+    limits = renamed_attribute("limits_per_s")
+    latency = renamed_attribute("latency_s")
+
     def stable(self, lam: float) -> list[str]:
         """Strategies whose capacity exceeds ``lam`` (requests/s), in order."""
-        return [s for s in self.order if lam < self.limits[s]]
+        return [s for s in self.order if lam < self.limits_per_s[s]]
 
     def best(self) -> list[str]:
         """Per load, the strategy with the smallest known mean latency ("" if none known)."""
-        table = np.vstack([np.where(np.isfinite(self.latency[s]), self.latency[s], np.inf)
+        table = np.vstack([np.where(np.isfinite(self.latency_s[s]), self.latency_s[s], np.inf)
                            for s in self.order])
         idx = np.argmin(table, axis=0)
         return [self.order[i] if np.isfinite(table[i, j]) else "" for j, i in enumerate(idx)]
@@ -85,17 +93,17 @@ class StrategyMap:
 
     def known_until(self, strategy: str) -> float:
         """Last load (requests/s) where ``strategy``'s latency is known (0: nowhere)."""
-        known = np.flatnonzero(np.isfinite(self.latency[strategy]))
-        return float(self.lam[known[-1]]) if known.size else 0.0
+        known = np.flatnonzero(np.isfinite(self.latency_s[strategy]))
+        return float(self.lam_per_s[known[-1]]) if known.size else 0.0
 
     def end_note(self, strategy: str) -> str:
         """Why the strategy's curve ends where it does (or is not drawn), in words."""
-        cap = self.limits[strategy]
+        cap = self.limits_per_s[strategy]
         reasons = [r for m, r in zip(self.method[strategy], self.reason[strategy])
                    if m == NOT_COMPUTED]
         if reasons:
             return reasons[0]
-        if cap <= self.lam[-1]:
+        if cap <= self.lam_per_s[-1]:
             return f"cannot keep up from {cap:.3g} requests/s (its capacity)"
         return "stable across the axis"
 

@@ -90,7 +90,7 @@ def chain_curve(lam, coarse, solutions) -> ChainCurve:
     for n, sol in enumerate(solutions):
         if sol is None or not sol.converged:
             break
-        out[n] = sol.mean_sojourn
+        out[n] = sol.mean_sojourn_s
     at = {float(x): v for x, v in zip(lam, out)}
     return ChainCurve(lam, out, np.array([at.get(float(x), np.nan)
                                           for x in np.asarray(coarse, float)]))
@@ -122,5 +122,5 @@ def strategy_sims(lam, order, jobs, runs) -> StrategySims:
         raise ValueError(f"runs must hold one result per job ({len(jobs)}), got {len(runs)}")
     mean, ci, p99 = ({s: np.full(lam.size, np.nan) for s in order} for _ in range(3))
     for (s, i), r in zip(jobs, runs):
-        mean[s][i], ci[s][i], p99[s][i] = r.mean_sojourn, r.ci95_sojourn, r.p99_sojourn
+        mean[s][i], ci[s][i], p99[s][i] = r.mean_sojourn_s, r.ci95_sojourn_s, r.p99_sojourn_s
     return StrategySims(lam, mean, ci, p99)

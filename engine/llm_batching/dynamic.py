@@ -36,6 +36,11 @@ class DynamicSolution:
         """Mean wait + processing, s (the same as ``mean_sojourn``)."""
         return self.mean_sojourn
 
+    # the means with their unit (the names the project reads)
+    mean_wait_s = property(lambda self: self.mean_wait, doc="mean wait, s")
+    mean_sojourn_s = property(lambda self: self.mean_sojourn, doc="mean sojourn, s")
+    mean_latency_s = property(lambda self: self.mean_sojourn, doc="mean wait + processing, s")
+
 
 def _unstable(b_max) -> DynamicSolution:
     return DynamicSolution(np.inf, np.inf, float(b_max), 1.0, 0, False)
@@ -131,12 +136,12 @@ def dynamic_wait(lam, dist, k, b_max=None):
     a heavy-tailed law: practically every load; docs/models/llm_batching.md).
     """
     lam = LAM_PER_S.check(lam)
-    flat = [dynamic_solution(float(x), dist, k, b_max).mean_wait for x in lam.ravel()]
+    flat = [dynamic_solution(float(x), dist, k, b_max).mean_wait_s for x in lam.ravel()]
     return np.asarray(flat).reshape(lam.shape)[()]
 
 
 def dynamic_sojourn(lam, dist, k, b_max=None):
     """Exact mean wait + batch time (s) under dynamic batching; broadcasts over lam."""
     lam = LAM_PER_S.check(lam)
-    flat = [dynamic_solution(float(x), dist, k, b_max).mean_sojourn for x in lam.ravel()]
+    flat = [dynamic_solution(float(x), dist, k, b_max).mean_sojourn_s for x in lam.ravel()]
     return np.asarray(flat).reshape(lam.shape)[()]

@@ -193,6 +193,13 @@ class LLMSimRecords:
     running_area_s: float = float("nan")
     steps: int = 0
 
+    # the times with their unit (the names the project reads)
+    arrival_s = property(lambda self: self.arrival, doc="arrival times, s")
+    start_s = property(lambda self: self.start, doc="start of each request's batch, s")
+    finish_s = property(lambda self: self.finish, doc="departure times, s")
+    batch_start_s = property(lambda self: self.batch_start, doc="batch starts, s")
+    batch_end_s = property(lambda self: self.batch_end, doc="batch ends, s")
+
     @property
     def n_served(self) -> int:
         """Requests served (``served``, or those with a finish when −1)."""
@@ -202,7 +209,9 @@ class LLMSimRecords:
 
 @dataclass(frozen=True)
 class LLMSimResult:
-    """Summary of one run after the warm-up (seconds; batch sizes in requests)."""
+    """Summary of one run after the warm-up (seconds; batch sizes in requests).  Every time
+    also reads under its name with the unit (``mean_wait_s``, ``mean_latency_s``,
+    ``p99_s`` …), the names the project uses."""
 
     mean_wait: float           # arrival to the start of the request's batch / prefill
     mean_sojourn: float        # arrival to the request's departure
@@ -222,6 +231,17 @@ class LLMSimResult:
     mean_latency = property(lambda self: self.mean_sojourn, doc="mean wait + processing, s")
     ci95 = property(lambda self: self.ci95_sojourn, doc="95% CI half-width of mean_latency, s")
     p99 = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
+    # the same with their unit (the names the project reads)
+    mean_wait_s = property(lambda self: self.mean_wait, doc="mean wait, s")
+    mean_sojourn_s = property(lambda self: self.mean_sojourn, doc="mean sojourn, s")
+    mean_latency_s = property(lambda self: self.mean_sojourn, doc="mean wait + processing, s")
+    ci95_wait_s = property(lambda self: self.ci95_wait, doc="95% CI half-width of the wait, s")
+    ci95_sojourn_s = property(lambda self: self.ci95_sojourn, doc="95% CI half-width, s")
+    ci95_s = property(lambda self: self.ci95_sojourn, doc="95% CI half-width of the latency, s")
+    p50_s = property(lambda self: self.p50, doc="median latency, s")
+    p95_s = property(lambda self: self.p95, doc="95th-percentile latency, s")
+    p99_s = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
+    p99_sojourn_s = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
 
 
 def _tokens(dist, rng, n):
@@ -309,12 +329,12 @@ def llm_sim_summary(records: LLMSimRecords) -> LLMSimResult:
     continuous: the running requests averaged over its busy time)."""
     r = records
     served, warmup = r.n_served, r.warmup
-    arrivals = r.arrival
+    arrivals = r.arrival_s
     if served == 0:            # fixed batching: fewer than b requests ever arrived
         return LLMSimResult(np.inf, np.inf, np.inf, np.inf, np.inf, 0.0, 0.0, 0,
                             ci_reliable=False, p50=np.inf, p95=np.inf)
     if r.strategy == "continuous":
-        horizon = np.nanmax(r.finish) - arrivals[0]
+        horizon = np.nanmax(r.finish_s) - arrivals[0]
         util = r.busy_s / horizon if horizon > 0 else 1.0
         # running requests averaged over the GPU's busy time (prompt and decode steps);
         # with no step time at all (k below rounding) the requests per prompt step
@@ -322,14 +342,14 @@ def llm_sim_summary(records: LLMSimRecords) -> LLMSimResult:
                      else served / r.steps)
     else:
         # batches from the first counted arrival on (a warm-up beyond the run keeps the last)
-        kept = r.batch_start >= arrivals[warmup]
-        horizon = r.batch_end[kept].max() - r.batch_start[kept].min() if kept.any() else 0.0
-        util = (float((r.batch_end[kept] - r.batch_start[kept]).sum() / horizon)
+        kept = r.batch_start_s >= arrivals[warmup]
+        horizon = r.batch_end_s[kept].max() - r.batch_start_s[kept].min() if kept.any() else 0.0
+        util = (float((r.batch_end_s[kept] - r.batch_start_s[kept]).sum() / horizon)
                 if horizon > 0 else 1.0)
         mean_size = float(r.batch_size[kept].mean()) if kept.any() else float("nan")
     counted = served - warmup
-    wait = r.start[warmup:served] - arrivals[warmup:served]
-    soj = r.finish[warmup:served] - arrivals[warmup:served]
+    wait = r.start_s[warmup:served] - arrivals[warmup:served]
+    soj = r.finish_s[warmup:served] - arrivals[warmup:served]
     edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
     if counted >= N_GROUPS:
         ci_soj, reliable = ci95_half_width(np.add.reduceat(soj, edges[:-1]), counted)

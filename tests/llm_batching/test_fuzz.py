@@ -112,10 +112,10 @@ def test_llm_batch_times(law, k, b, l, rho, b_fixed, b_max, kv, prompt, data):
         grid, tuple(limits), {s: s for s in limits}, limits,
         {}, None, share={"dynamic": 0.8, "capped": 0.9},
         states={"dynamic": 256, "capped": 256})
-    for x, verdict in zip(smap.lam, smap.verdicts()):
+    for x, verdict in zip(smap.lam_per_s, smap.verdicts()):
         assert (verdict == "none stable") == (not smap.stable(x))
     tally(llm_batching.strategy_map)
-    assert llm_batching.chain_loads(smap.lam, limits["capped"], 0.9).max(initial=0) <= top
+    assert llm_batching.chain_loads(smap.lam_per_s, limits["capped"], 0.9).max(initial=0) <= top
     tally(llm_batching.chain_loads)
     merged = llm_batching.prefer_simulated({"a": lam}, {"a": np.where(unstable, np.nan, lam),
                                                         "c": lam})
@@ -388,7 +388,7 @@ def test_llm_sweep_assembly(loads_per_s, converged, data):
     strategy and load, NaN elsewhere.  Expected values by a plain loop here."""
     from types import SimpleNamespace as Run
     lam = np.sort(np.array(loads_per_s))
-    sols = [Run(converged=c, mean_sojourn=float(x) + 1.0) for x, c in zip(lam, converged)]
+    sols = [Run(converged=c, mean_sojourn_s=float(x) + 1.0) for x, c in zip(lam, converged)]
     first_bad = next((n for n, c in enumerate(converged[:lam.size]) if not c), lam.size)
     coarse = lam[::2]
     curve = llm_batching.chain_curve(lam, coarse, sols)
@@ -405,7 +405,7 @@ def test_llm_sweep_assembly(loads_per_s, converged, data):
     assert jobs == [(s, i) for s in ("a", "b") for i, x in enumerate(lam)
                     if x < share * limits[s]]
     tally(llm_batching.sim_jobs)
-    runs = [Run(mean_sojourn=10.0 * i, ci95_sojourn=0.5 * i, p99_sojourn=20.0 * i)
+    runs = [Run(mean_sojourn_s=10.0 * i, ci95_sojourn_s=0.5 * i, p99_sojourn_s=20.0 * i)
             for _, i in jobs]
     sims = llm_batching.strategy_sims(lam, ("a", "b"), jobs, runs)
     for s in ("a", "b"):

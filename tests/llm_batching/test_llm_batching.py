@@ -707,6 +707,11 @@ def test_strategy_map_says_how_each_latency_is_known():
     none = lb.strategy_map(lam, ("fixed",), {"fixed": "fixed"}, {"fixed": 0.05},
                            {"fixed": [np.inf] * 3}, None, share={}, states={})
     assert none.verdicts() == ["none stable"] * 3
+    assert list(m.lam_per_s) == [0.1, 0.2, 0.3] and m.limits_per_s == limits
+    assert list(m.latency_s["elastic"]) == [3.0, 3.5, 9.0]
+    for old, new in (("lam", "lam_per_s"), ("limits", "limits_per_s"), ("latency", "latency_s")):
+        with pytest.warns(DeprecationWarning, match=new):
+            assert getattr(m, old) is getattr(m, new)
 
 
 def test_curve_grid_and_chain_loads_reach_the_capacity():
@@ -715,3 +720,21 @@ def test_curve_grid_and_chain_loads_reach_the_capacity():
     loads = lb.chain_loads([2.0, 4.0], 0.1, 0.8, 4)
     assert list(loads) == pytest.approx([0.02, 0.04, 0.06, 0.08])
     assert lb.chain_loads([0.1, 0.2], 0.0, 0.8).size == 0
+
+
+def test_results_read_under_their_names_with_the_unit():
+    """Every time of a simulation's summary, of its records and of the exact chain also
+    reads under its name with the unit (s): the same value."""
+    r = simulate("dynamic", 0.05, UNIFORM, K, b_max=8, n_jobs=2000, seed=5, return_records=True)
+    for new, old in (("mean_wait_s", "mean_wait"), ("mean_sojourn_s", "mean_sojourn"),
+                     ("mean_latency_s", "mean_sojourn"), ("ci95_wait_s", "ci95_wait"),
+                     ("ci95_sojourn_s", "ci95_sojourn"), ("ci95_s", "ci95_sojourn"),
+                     ("p50_s", "p50"), ("p95_s", "p95"), ("p99_s", "p99_sojourn"),
+                     ("p99_sojourn_s", "p99_sojourn")):
+        assert getattr(r, new) == getattr(r, old), new
+    rec = r.records
+    for name in ("arrival", "start", "finish", "batch_start", "batch_end"):
+        assert getattr(rec, f"{name}_s") is getattr(rec, name)
+    sol = lb.dynamic_solution(0.05, UNIFORM, K, 8)
+    assert (sol.mean_wait_s, sol.mean_sojourn_s, sol.mean_latency_s) == (
+        sol.mean_wait, sol.mean_sojourn, sol.mean_sojourn)
