@@ -48,4 +48,6 @@ from .sim import (BACKEND, POLICIES, DispatchRecords, DispatchSimResult,  # noqa
 from .traces import (MAX_TRACE_INTERVALS, ReplicaPlan, binned_rates,  # noqa: F401
                      diurnal_trace, even_interval_s, plan_replicas, synthetic_interval_s,
                      trace_rates)
-from .units import MS_PER_S, S_PER_HOUR, hours_from_s, ms_from_s, s_from_ms  # noqa: F401
+# the one converter module, engine.core.units (re-exported for the page and old callers)
+from ..core.units import (MS_PER_S, S_PER_HOUR, hours_from_s, ms_from_s,  # noqa: F401
+                          s_from_ms)

@@ -7,7 +7,7 @@ import numpy as np
 from .. import batching
 from ..core.domains import ALPHA, LATENCY_TARGET_MS, TAU0, check_b_max
 from ..core.roots import largest_satisfying
-from .units import MS_PER_S
+from ..core.units import MS_PER_S
 
 
 def gpu_service_rate(alpha_ms, tau0_ms, latency_target_ms, b_max=None):

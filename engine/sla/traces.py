@@ -13,7 +13,7 @@ from ..core.domains import (COST, HEADROOM, INTERVAL, LAM, MU, N_BACKENDS, PERCE
 from .cdfs import response_cdf
 from .checks import check_probability
 from .replicas import min_backends
-from .units import S_PER_HOUR
+from ..core.units import S_PER_HOUR
 
 MAX_TRACE_INTERVALS = 10_000_000    # largest synthetic trace (80 MB of rates)
 

@@ -7,7 +7,8 @@ from engine.arrivals import Renewal
 from engine.core import roots
 from engine.core.domains import ARRIVAL_SCV
 from engine.core import service_laws as core_laws
-from engine.sla import answers, cdfs, central, checks, curves, gpu, replicas, traces, units
+from engine.core import units as core_units
+from engine.sla import answers, cdfs, central, checks, curves, gpu, replicas, traces
 from engine.sla import sim as sla_sim
 from engine.batching import answers as b_answers
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
@@ -85,8 +86,9 @@ def test_sla_closed_forms(mu, n, rho, d1, d2, delta, p, rt, service, q, data):
     if q is not None:
         assert sla.check_probability(q, "q") == q
     raises_naming("amplitude", checks.check_probability, [0.5, 1.5], "amplitude")
-    assert close(units.ms_from_s(units.s_from_ms(1000.0 * rt)), 1000.0 * rt)
-    assert close(units.hours_from_s(3600.0 * rt), rt)
+    assert close(sla.ms_from_s(sla.s_from_ms(1000.0 * rt)), 1000.0 * rt)
+    assert close(sla.hours_from_s(3600.0 * rt), rt)
+    assert sla.ms_from_s is core_units.ms_from_s      # one converter: engine.core.units
     for law in (service, kinds["deterministic"]):
         f = core_laws.service_cdf(law)(np.array([0.0, mean_s, 1e9]))
         assert np.all((f >= 0) & (f <= 1)) and f[-1] == 1
@@ -484,8 +486,6 @@ FUZZED = {
         "response_percentile": test_sla_solvers, "mmn_response_percentile": test_sla_solvers,
         "retry_busy_probability": test_sla_solvers, "resolved_miss": test_sla_closed_forms},
     checks: {"check_delays": test_sla_closed_forms, "check_probability": test_sla_closed_forms},
-    units: {"s_from_ms": test_sla_closed_forms, "ms_from_s": test_sla_closed_forms,
-            "hours_from_s": test_sla_closed_forms},
     replicas: {
         "fewest_meeting": test_sla_closed_forms, "stable_replicas": test_sla_solvers,
         "offered_load": test_sla_solvers,
