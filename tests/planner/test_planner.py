@@ -53,7 +53,7 @@ def exhaustive(spec: PlanSpec) -> pd.DataFrame:
                 sim = simulate_batching(lam_ms, hw.alpha_ms, hw.tau0_ms, b_max=b,
                                         n_jobs=screen_jobs(spec.percentile),
                                         seed=configuration_seed(spec, hw.name, b, 0.0, 0, r))
-                p = sim.p99                                   # the simulator's own p99
+                p = sim.p99_ms                                   # the simulator's own p99
                 assert spec.percentile == 99.0
                 if p <= spec.target_ms:
                     rows.append(dict(hardware=hw.name, b_max=b, replicas=r,
@@ -83,9 +83,11 @@ def fleet_percentile(spec: PlanSpec, row, n_jobs=400_000, seed=11) -> float:
     rng = np.random.default_rng(seed)
     t = np.cumsum(rng.exponential(1000.0 / spec.rate_per_s, n_jobs))       # ms
     to = rng.integers(0, int(row["replicas"]), n_jobs)
-    lat = [simulate_batching(None, hw.alpha_ms, hw.tau0_ms, b_max=int(row["b_max"]),
-                             arrivals=t[to == i], seed=seed, return_latencies=True).latencies
-           for i in range(int(row["replicas"]))]
+    runs = [simulate_batching(None, hw.alpha_ms, hw.tau0_ms, b_max=int(row["b_max"]),
+                              arrivals=t[to == i], seed=seed, return_latencies=True)
+            for i in range(int(row["replicas"]))]
+    # the simulator's latencies, ms (``latencies_ms``; ``latencies`` before its rename)
+    lat = [r.latencies_ms if hasattr(r, "latencies_ms") else r.latencies for r in runs]
     return float(np.percentile(np.concatenate(lat), spec.percentile))
 
 
