@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..core.domains import LAM, MU, N_BACKENDS, PERCENTILE, RESPONSE_TARGET
+from ..core.domains import MU, N_BACKENDS, PERCENTILE, REPLICA_ANSWER, RESPONSE_TARGET
 from ..core.units import ms_from_s
 from .cdfs import resolved_miss, response_cdf, utilization
 from .replicas import (erlang_c_min_servers, fewest_meeting, min_backends, offered_load,
@@ -55,7 +55,7 @@ def sim_grid(lam, mu, approx, simulate=True) -> tuple:
     """``SIM_POINTS`` contiguous replica counts from 4 below eq 7's answer ``approx``
     (at least ⌊λ/μ⌋ + 1); () where ``simulate`` is off, ``approx`` is inf or the counts
     would exceed ``SIM_MAX_N``."""
-    approx = float(LAM.check(approx, "approx"))
+    approx = float(REPLICA_ANSWER.check(approx))
     if not (simulate and math.isfinite(approx)):
         return ()
     lo = max(int(stable_replicas(lam, mu)), int(approx - 4))
@@ -99,7 +99,7 @@ def fewest_simulated(within_at, lam, mu, approx, percentile, progress=None) -> d
     fewest (inf: none up to ``SIM_MAX_N``), "points": ((n, share late), ...) sorted}."""
     p = float(PERCENTILE.check(percentile)) / 100.0
     low = int(stable_replicas(lam, mu))
-    approx = float(LAM.check(approx, "approx"))
+    approx = float(REPLICA_ANSWER.check(approx))
     start = max(low, int(approx - 4)) if math.isfinite(approx) else low
     seen = {}
 

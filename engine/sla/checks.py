@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import NET_DELAY
+from ..core.domains import NET_DELAY, PROBABILITY
 
 
 def check_delays(d1, d2, delta) -> tuple:
@@ -14,7 +14,4 @@ def check_delays(d1, d2, delta) -> tuple:
 
 def check_probability(p, name: str) -> np.ndarray:
     """``p`` as a float array of probabilities in [0, 1]; ``ValueError`` naming ``name``."""
-    p = np.asarray(p, dtype=float)
-    if np.isnan(p).any() or np.any((p < 0) | (p > 1)):
-        raise ValueError(f"{name} must be a probability in [0, 1]")
-    return p
+    return PROBABILITY.check(p, name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import LAM, MU, N_BACKENDS, RESPONSE_TARGET
+from ..core.domains import MU, N_BACKENDS, REPLICA_ANSWER, REPLICA_TOP, RESPONSE_TARGET
 from ..core.units import ms_from_s
 from .cdfs import (mmn_response_cdf, mmn_response_percentile, mmn_waiting_percentile,
                    resolved_miss, response_cdf, retry_busy_probability, utilization,
@@ -32,9 +32,9 @@ def replica_grid(lam, mu, top) -> np.ndarray:
     more): every count where they are at most ``CURVE_POINTS``, else ``CURVE_POINTS``
     counts evenly spread and rounded to whole numbers.  λ and ``top`` finite."""
     lo = float(stable_replicas(lam, mu))
-    top = float(LAM.check(top, "top"))
-    if not (np.isfinite(lo) and np.isfinite(top)):
-        raise ValueError("lam and top must be finite to lay out a replica grid")
+    top = float(REPLICA_TOP.check(top))
+    if not np.isfinite(lo):
+        raise ValueError("lam must be finite to lay out a replica grid")
     lo, hi = int(lo), max(int(top), int(lo) + 5)
     if hi - lo + 1 <= CURVE_POINTS:
         return np.arange(lo, hi + 1, dtype=float)
@@ -48,7 +48,7 @@ def curve_top(*answers) -> float:
     known = known[np.isfinite(known)]
     if known.size == 0:
         raise ValueError("answers must hold at least one finite replica count")
-    N_BACKENDS.check(np.maximum(known, 1.0), "answers")
+    REPLICA_ANSWER.check(known, "answers")
     return float(known.max() * 1.25 + 10)
 
 

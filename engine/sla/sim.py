@@ -12,7 +12,8 @@ import numpy as np
 
 from ..core.arrival_input import (arrival_rate, arrival_times, check_arrival_times,
                                   is_arrival_process)
-from ..core.domains import LAM, N_BACKENDS, N_REQUESTS, NET_DELAY, WARMUP
+from ..core.domains import (N_BACKENDS, N_REQUESTS, NET_DELAY, RETRY_CYCLE_S,
+                            SIM_RATE_PER_S, WARMUP)
 from ..core.jit import BACKEND, choose, compiled  # noqa: F401 (BACKEND: public API)
 from ..core.service_laws import service_sampler
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
@@ -216,7 +217,7 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if arrivals is None:
-        lam = float(LAM.check(lam))
+        lam = float(SIM_RATE_PER_S.check(lam, "lam"))
     n = int(N_BACKENDS.check(n))
     d1, d2, delta = (float(NET_DELAY.check(v, name))
                      for v, name in ((d1, "d1"), (d2, "d2"), (delta, "delta")))
@@ -224,8 +225,6 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
               else check_arrival_times(arrivals))
     n_req = int(N_REQUESTS.check(n_requests)) if replay is None else replay.size
     sampler, mean_s = service_sampler(service)
-    if arrivals is None and not 0.0 < lam < np.inf:
-        raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
     rate = lam if arrivals is None else arrival_rate(arrivals)
     if replay is not None and replay.size == 1:
         rate = 0.0                                     # one request: no load to check
@@ -234,8 +233,8 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
         raise ValueError(f"{what} = {rate:g} per s is at or beyond the capacity n/E[S] = "
                          f"{n / mean_s:g} per s: no steady state to simulate")
     c = d1 + d2 + delta
-    if policy == "random_retry" and c <= 0.0:
-        raise ValueError("d1 + d2 + delta must be > 0 for random_retry (retries need time)")
+    if policy == "random_retry":
+        RETRY_CYCLE_S.check(c)                       # retries need time
     loop = choose(backend, *_LOOPS[policy])
     rng = np.random.default_rng(seed)
     if arrivals is None:

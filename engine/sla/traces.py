@@ -8,8 +8,10 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..core.domains import (COST, HEADROOM, INTERVAL, LAM, MU, N_BACKENDS, PERCENTILE,
-                            PROVISIONING_DELAY, WARMUP)
+from ..core.domains import (COST, HEADROOM, INTERVAL, LAM, MIN_INTERVAL, MU, N_BACKENDS,
+                            PERCENTILE, PROVISIONING_DELAY, REL_TOLERANCE, SPIKE_FACTOR,
+                            SPIKE_MINUTES, SPIKES, TRACE_HOURS, TRACE_INTERVALS,
+                            TRACE_MEAN_RATE, TRACE_NOISE)
 from .cdfs import response_cdf
 from .checks import check_probability
 from .replicas import min_backends
@@ -85,7 +87,7 @@ class ReplicaPlan:
         """Whether the trace's mean load differs from ``rate_per_s`` by more than ``rel``
         (relative): the replicas answered for one rate are then not the plan's."""
         rate = float(LAM.check(rate_per_s, "rate_per_s"))
-        rel = float(HEADROOM.check(rel, "rel"))
+        rel = float(REL_TOLERANCE.check(rel))
         return not math.isclose(self.mean_rate_per_s, rate, rel_tol=rel)
 
     @property
@@ -115,16 +117,14 @@ def diurnal_trace(mean_rate, hours=24.0, interval_s=300.0, amplitude=0.5, n_spik
     ``spike_factor`` for ``spike_minutes`` (at least one interval).  More than
     ``MAX_TRACE_INTERVALS`` intervals raise ``ValueError``.
     """
-    mean = float(LAM.check(mean_rate, "mean_rate"))
-    if not np.isfinite(mean):
-        raise ValueError("mean_rate must be finite")
+    mean = float(TRACE_MEAN_RATE.check(mean_rate))
     interval = float(INTERVAL.check(interval_s))
-    hours = float(INTERVAL.check(hours, "hours"))
+    hours = float(TRACE_HOURS.check(hours))
     a = float(check_probability(amplitude, "amplitude"))
-    spikes = int(WARMUP.check(n_spikes, "n_spikes"))
-    factor = float(HEADROOM.check(spike_factor, "spike_factor"))
-    length = float(PROVISIONING_DELAY.check(spike_minutes, "spike_minutes")) * 60.0
-    sd = float(HEADROOM.check(noise, "noise"))
+    spikes = int(SPIKES.check(n_spikes))
+    factor = float(SPIKE_FACTOR.check(spike_factor))
+    length = float(SPIKE_MINUTES.check(spike_minutes)) * 60.0
+    sd = float(TRACE_NOISE.check(noise))
     size = max(round(hours * S_PER_HOUR / interval), 1)
     if size > MAX_TRACE_INTERVALS:
         raise ValueError(f"hours / interval_s gives {size:g} intervals, at most "
@@ -173,9 +173,9 @@ def trace_rates(trace, interval_s, kind="rate"):
 def synthetic_interval_s(hours, interval_s, max_intervals=MAX_TRACE_INTERVALS) -> float:
     """The interval (s) of a synthetic trace of ``hours``: ``interval_s`` as asked, raised
     to hours·3600/``max_intervals`` where that keeps the trace to ``max_intervals``."""
-    hours = float(INTERVAL.check(hours, "hours"))
+    hours = float(TRACE_HOURS.check(hours))
     interval = float(INTERVAL.check(interval_s))
-    most = float(N_BACKENDS.check(max_intervals, "max_intervals"))
+    most = float(TRACE_INTERVALS.check(max_intervals))
     return max(interval, hours * S_PER_HOUR / most)
 
 
@@ -196,7 +196,7 @@ def even_interval_s(start_s, *, min_interval_s=0.0, name="start_s", first_row=1)
     if np.ptp(step) > 1e-6 * step.mean():
         raise ValueError(f"{name}: intervals must be evenly spaced "
                          f"(found steps from {step.min():g} s to {step.max():g} s)")
-    if step[0] < float(PROVISIONING_DELAY.check(min_interval_s, "min_interval_s")):
+    if step[0] < float(MIN_INTERVAL.check(min_interval_s)):
         raise ValueError(f"{name}: intervals of {step[0]:g} s are too short; at least "
                          f"{min_interval_s:g} s (average the rates over longer intervals)")
     return float(step[0])
@@ -210,7 +210,7 @@ def binned_rates(arrival_s, interval_s, *, max_intervals=MAX_TRACE_INTERVALS,
     intervals, ⌊t_last/interval⌋ + 1."""
     stamps = np.asarray(arrival_s, dtype=float).ravel()
     interval = float(INTERVAL.check(interval_s))
-    most = float(N_BACKENDS.check(max_intervals, "max_intervals"))
+    most = float(TRACE_INTERVALS.check(max_intervals))
     if stamps.size == 0:
         raise ValueError(f"{name}: no arrival times")
     down = np.flatnonzero(np.diff(stamps) < 0)

@@ -5,6 +5,7 @@ from scipy import stats
 
 from engine.arrivals import Renewal
 from engine.core import roots
+from engine.core import domains as dom
 from engine.core.domains import ARRIVAL_SCV
 from engine.core import service_laws as core_laws
 from engine.core import units as core_units
@@ -243,12 +244,12 @@ def test_sla_traces(mean_rate, intervals, hours, amplitude, spikes, headroom, se
     assert_no_nan(plan)
     assert np.all(plan.serving <= plan.needed.max()) and plan.cost >= 0
     tally(sla.plan_replicas)
-    domains = {"mean_rate": LAM, "interval_s": INTERVAL, "n_spikes": WARMUP,
-               "spike_factor": HEADROOM, "noise": HEADROOM}
+    domains = {"mean_rate": dom.TRACE_MEAN_RATE, "interval_s": INTERVAL, "n_spikes": dom.SPIKES,
+               "spike_factor": dom.SPIKE_FACTOR, "noise": dom.TRACE_NOISE,
+               "hours": dom.TRACE_HOURS, "spike_minutes": dom.SPIKE_MINUTES,
+               "amplitude": dom.PROBABILITY}
     name = data.draw(st.sampled_from(sorted(domains)))
     bad = data.draw(invalid(domains[name]))
-    if name == "mean_rate" and bad == math.inf:
-        bad = -1.0
     raises_naming(name, sla.diurnal_trace, **{"mean_rate": mean_rate, name: bad})
     raises_naming("trace", sla.trace_rates, [1.0, math.nan], 60.0)
     raises_naming("trace", sla.trace_rates, [1.0, -1.0], 60.0)
