@@ -21,13 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fit import BatchProfileFit, fit_batch_profile
-from .schema import PRESET_DIR, load_folder, read_columns, whole_increasing
+from .schema import IDENTITY, PRESET_DIR, load_folder, read_columns, schema, whole_increasing
 
 BATCH_PROFILE_DIR = PRESET_DIR / "gpu_batching"
-
-_COLUMNS = ("batch_size", "throughput_images_per_s", "board_power_w")
-_REQUIRED = ("batch_size", "throughput_images_per_s")
-
 
 @dataclass(frozen=True)
 class BatchProfile:
@@ -45,14 +41,21 @@ class BatchProfile:
         return fit_batch_profile(self.batch_size, self.throughput_per_s, self.power_w)
 
 
+# the file's [columns], from the dataclass: its array fields, two named in the file for
+# what they measured; those without a default required
+_IN_FILE = {"throughput_per_s": "throughput_images_per_s", "power_w": "board_power_w"}
+_FIELDS = {_IN_FILE.get(k, k): (k, required) for k, (_, required) in schema(BatchProfile).items()
+           if k not in IDENTITY}
+_COLUMNS = tuple(_FIELDS)
+_REQUIRED = tuple(c for c, (_, required) in _FIELDS.items() if required)
+
+
 def load_batch_profile(path) -> BatchProfile:
     """Load and validate one batch-profile TOML file."""
     data, arrays, where = read_columns(path, _COLUMNS, _REQUIRED, "batch_size")
     whole_increasing(arrays["batch_size"], f"{where} [columns].batch_size")
-    return BatchProfile(id=data["id"], name=data["name"], source=data["source"],
-                        batch_size=arrays["batch_size"],
-                        throughput_per_s=arrays["throughput_images_per_s"],
-                        power_w=arrays.get("board_power_w"))
+    return BatchProfile(**{k: data[k] for k in IDENTITY},
+                        **{_FIELDS[c][0]: arr for c, arr in arrays.items()})
 
 
 def batch_profiles(directory=BATCH_PROFILE_DIR) -> dict[str, BatchProfile]:

@@ -18,12 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .schema import PRESET_DIR, load_folder, read_columns
+from .schema import IDENTITY, PRESET_DIR, load_folder, read_columns, schema
 
 TOKEN_LATENCY_DIR = PRESET_DIR / "llm"
-
-_COLUMNS = ("input_tokens", "output_tokens", "latency_s")
-
 
 @dataclass(frozen=True)
 class TokenLatencyProfile:
@@ -47,6 +44,10 @@ class TokenLatencyProfile:
         return fit_token_latency_with_input(self.output_tokens, self.input_tokens, self.latency_s)
 
 
+# the file's [columns], from the dataclass: its array fields
+_COLUMNS = tuple(k for k, (kind, _) in schema(TokenLatencyProfile).items() if kind is np.ndarray)
+
+
 def load_token_latency_profile(path) -> TokenLatencyProfile:
     """Load and validate one token-latency TOML file (``ValueError`` naming file and field)."""
     data, arrays, where = read_columns(path, _COLUMNS, _COLUMNS, "output_tokens")
@@ -55,10 +56,7 @@ def load_token_latency_profile(path) -> TokenLatencyProfile:
             raise ValueError(f"{where} [columns].{key}: must be whole numbers")
     if np.unique(arrays["output_tokens"]).size < 2:
         raise ValueError(f"{where} [columns].output_tokens: needs at least 2 distinct values")
-    return TokenLatencyProfile(id=data["id"], name=data["name"], source=data["source"],
-                               input_tokens=arrays["input_tokens"],
-                               output_tokens=arrays["output_tokens"],
-                               latency_s=arrays["latency_s"])
+    return TokenLatencyProfile(**{k: data[k] for k in IDENTITY}, **arrays)
 
 
 def token_latency_profiles(directory=TOKEN_LATENCY_DIR) -> dict[str, TokenLatencyProfile]:
