@@ -174,3 +174,13 @@ def test_each_sla_row_has_its_own_cost_chart():
         assert list(star["y"]) == [plan.best[f"confirmed_{col}"]]
         front = trace(fig, "cheapest front")
         assert sorted(front["y"]) == sorted(plan.fronts[col][col])
+
+
+def test_table_numbers_are_rounded_to_significant_digits():
+    """The tables' display rounding (ui.export.significant): 4 (or the digits asked)
+    significant digits, written out here; 0, nan and inf kept."""
+    from ui.export import significant
+    got = significant([123456.0, 0.00123456, -9.87654, 0.0, math.inf, math.nan, 2.5e-7])
+    want = [123500.0, 0.001235, -9.877, 0.0, math.inf, math.nan, 2.5e-7]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert significant(1234.5, 2) == 1200.0 and significant(0.0456, 1) == 0.05
