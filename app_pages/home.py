@@ -15,7 +15,7 @@ st.markdown(
 
 def example(info: PageInfo) -> None:
     """A page's link, the question it answers, and one example scenario as a deep link."""
-    st.page_link(info.module, label=info.title, icon=info.icon)
+    st.page_link(info.module, label=info.title, icon=info.icon, help=info.description)
     st.markdown(info.question)
     st.page_link(info.module, label=info.example, icon=":material/play_arrow:",
                  query_params=info.query)

@@ -55,6 +55,7 @@ def test_home_links_every_registered_page_with_its_example():
                 or link.page.endswith(info.module)]
         assert len(mine) == 2, info.id           # the page, and its example
         assert any(link.query_string for link in mine)
+        assert any(link.help == info.description for link in mine)   # its one line
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
