@@ -88,7 +88,7 @@ def sim_at(lam, alpha, tau0, b_max, arrivals=POISSON, n_jobs=N_JOBS):
 
 def p99_at(lam, alpha, tau0, b_max, n_jobs=N_JOBS, arrivals=POISSON) -> float:
     """Simulated p99 latency (ms) at one load."""
-    return sim_at(lam, alpha, tau0, b_max, arrivals, n_jobs).p99
+    return sim_at(lam, alpha, tau0, b_max, arrivals, n_jobs).p99_ms
 
 
 @memo(256)

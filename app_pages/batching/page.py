@@ -106,7 +106,7 @@ def what_if(scenario: inputs.Scenario, view: str, lam_sla: float) -> tuple | Non
     traffic_label = "" if scenario.arrivals.is_poisson else f", {scenario.arrivals.label}"
     current = {"label": f"{scenario.profile.name}, b_max={scenario.b_max or '∞'}{traffic_label}",
                "model": scenario.model, "metrics": answer.metrics(here, lam_sla),
-               "curve": (c.lam, c.mean_latency)}
+               "curve": (c.lam_per_ms, c.mean_latency_ms)}
     row = action_row()
     base = compare.controls(PAGE, current, row)
     baseline = None if base is None else base["model"]

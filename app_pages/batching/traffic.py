@@ -119,7 +119,7 @@ def max_rate_mean(scenario, lam_sla_poisson: float) -> float:
     else:
         sweep = data.rate_sweep(data.SIM_FRACTIONS, fit.alpha_ms, fit.tau0_ms, scenario.b_max,
                                 data.N_JOBS, arrivals=arrivals)
-        lam, mean = sweep.lam, sweep.mean_latency
+        lam, mean = sweep.lam_per_ms, sweep.mean_latency_ms
     return model.largest_rate_below(lam, mean, scenario.sla_ms)
 
 

@@ -114,37 +114,39 @@ def _figures(view: str, scenario, point) -> tuple:
     c = data.curves(alpha, tau0, b_max, fit.beta_j, fit.c0_j)
     sweep = data.rate_sweep(data.SIM_FRACTIONS, alpha, tau0, b_max, data.N_JOBS,
                             arrivals=scenario.arrivals)
-    x = _x(c.lam, scenario, fit)
+    x = _x(c.lam_per_ms, scenario, fit)
     axes = dict(x_title=X_TITLES[scenario.load_unit],
-                unstable_at=float(_x(c.capacity, scenario, fit)),
+                unstable_at=float(_x(c.capacity_per_ms, scenario, fit)),
                 x_max=float(_x(work_limit(alpha), scenario, fit)))
     if view == LATENCY:
         return (("latency", _latency(scenario, c, sweep, point.baseline)),)
     if view == ENERGY:
         out = [("utilisation", figs.utilization_figure(x, c.utilization, c.utilization_bound,
                                                        **axes))]
-        if c.energy_efficiency is not None:
+        if c.energy_efficiency_per_j is not None:
             here = point.at(scenario)
             out.append(("energy_efficiency", figs.energy_efficiency_figure(
-                x, c.energy_efficiency, c.energy_efficiency_bound, **axes)))
+                x, c.energy_efficiency_per_j, c.energy_efficiency_bound_per_j, **axes)))
             out.append(("tradeoff", figs.tradeoff_figure(
-                c.mean_latency, c.energy_efficiency, c.phi, c.energy_efficiency_bound,
+                c.mean_latency_ms, c.energy_efficiency_per_j, c.phi_ms,
+                c.energy_efficiency_bound_per_j,
                 point=(here.mean_latency_ms, here.energy_efficiency_per_j)
                 if here.stable else None)))
         return tuple(out)
     if view == B_MAX:
         curves = [(f"b_max = {b}", _x(lam, scenario, fit), w)
                   for b, lam, w in data.family(alpha, tau0)]
-        return (("b_max_family", figs.bmax_family_figure(curves, x, c.phi,
+        return (("b_max_family", figs.bmax_family_figure(curves, x, c.phi_ms,
                                                          x_title=axes["x_title"])),)
     if view == TAIL:
         out = [("percentiles", figs.percentiles_figure(
-            _x(sweep.lam, scenario, fit), sweep.p50, sweep.p95, sweep.p99, sweep.ci_reliable,
-            x, c.mean_latency, **axes, sla_ms=scenario.sla_ms))]
+            _x(sweep.lam_per_ms, scenario, fit), sweep.p50_ms, sweep.p95_ms, sweep.p99_ms,
+            sweep.ci_reliable,
+            x, c.mean_latency_ms, **axes, sla_ms=scenario.sla_ms))]
         if point.at(scenario).stable:
             ds = _delays(scenario, fit, point.lam_per_ms)
             out.append(("queue_delay", figs.queue_delay_figure(
-                ds.delay_ms, ds.p99, ds.mean_latency, ds.best_delay_ms, ds.greedy_p99)))
+                ds.delay_ms, ds.p99_ms, ds.mean_latency_ms, ds.best_delay_ms, ds.greedy_p99_ms)))
         return tuple(out)
     if view == FIT:
         profile = scenario.profile
@@ -178,13 +180,14 @@ def _latency(scenario, c, sweep, base):
         sim_name = f"simulation, {arrivals.label} ±95% CI"
     show_sim = scenario.simulate or not traffic.exact_everywhere(scenario)
     return figs.latency_figure(
-        _x(c.lam, scenario, fit, unit), c.mean_latency, c.phi0, c.phi1, c.phi,
-        x_title=X_TITLES[unit], unstable_at=float(_x(c.capacity, scenario, fit, unit)),
+        _x(c.lam_per_ms, scenario, fit, unit), c.mean_latency_ms, c.phi0_ms, c.phi1_ms,
+        c.phi_ms,
+        x_title=X_TITLES[unit], unstable_at=float(_x(c.capacity_per_ms, scenario, fit, unit)),
         x_max=float(_x(x_max, scenario, fit, unit)), sla_ms=scenario.sla_ms,
-        sim=(_x(sweep.lam, scenario, fit, unit), sweep.mean_latency, sweep.ci95)
+        sim=(_x(sweep.lam_per_ms, scenario, fit, unit), sweep.mean_latency_ms, sweep.ci95_ms)
         if show_sim else None,
-        baseline=None if baseline is None else (_x(baseline.lam, scenario, fit, unit),
-                                                baseline.mean_latency),
+        baseline=None if baseline is None else (_x(baseline.lam_per_ms, scenario, fit, unit),
+                                                baseline.mean_latency_ms),
         arrivals=other, sim_name=sim_name)
 
 
@@ -238,6 +241,6 @@ def captions(view: str, scenario, point) -> list[str]:
             f" The percentiles are simulated under {arrivals.label}; the Triton batcher "
             "under Poisson arrivals.")
         return [f"Triton batcher at this load: a max queue delay of {ds.best_delay_ms:.3g} ms "
-                f"gives the smallest p99 ({ds.best_p99:.3g} ms; greedy: "
-                f"{ds.greedy_p99:.3g} ms).{poisson}"]
+                f"gives the smallest p99 ({ds.best_p99_ms:.3g} ms; greedy: "
+                f"{ds.greedy_p99_ms:.3g} ms).{poisson}"]
     return []

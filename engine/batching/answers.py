@@ -18,6 +18,7 @@ from .formulas import (RATE_PER_S, capacity, efficiency_from_batch_size, load_in
                        per_ms_to_per_s)
 from .sim import simulate_batching
 from .means import mean_latency, stationary
+from ..core.renamed import renamed_attribute
 from ..core.domains import (ALPHA, BATCH_ENERGY_J as ENERGY, BATCH_POWER_W as POWER,
                             BATCH_PRICE as PRICE, BATCH_TARGET_MS as TARGET, DELAY, LAM, TAU0,
                             check_b_max)
@@ -55,16 +56,24 @@ def max_rate_for_mean_latency(target_ms, alpha, tau0, b_max=None) -> float:
 
 @dataclass(frozen=True)
 class RateSweep:
-    """Simulated statistics over a grid of arrival rates (per ms)."""
+    """Simulated statistics over a grid of arrival rates (per ms), times in ms; the names
+    without a unit still read the fields, with a ``DeprecationWarning``."""
 
-    lam: np.ndarray
-    mean_latency: np.ndarray
-    ci95: np.ndarray
-    p50: np.ndarray
-    p95: np.ndarray
-    p99: np.ndarray
+    lam_per_ms: np.ndarray
+    mean_latency_ms: np.ndarray
+    ci95_ms: np.ndarray
+    p50_ms: np.ndarray
+    p95_ms: np.ndarray
+    p99_ms: np.ndarray
     mean_batch_size: np.ndarray
     ci_reliable: np.ndarray
+
+    lam = renamed_attribute("lam_per_ms")
+    mean_latency = renamed_attribute("mean_latency_ms")
+    ci95 = renamed_attribute("ci95_ms")
+    p50 = renamed_attribute("p50_ms")
+    p95 = renamed_attribute("p95_ms")
+    p99 = renamed_attribute("p99_ms")
 
 
 def rate_seed(seed, i: int) -> np.random.SeedSequence:
@@ -84,10 +93,10 @@ def simulate_rate(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=None, **pol
 def sweep_from_results(lam, results) -> RateSweep:
     """Collect per-point simulation summaries (None = unstable) into a ``RateSweep``."""
     lam = np.asarray(lam, dtype=float)
-    fields = ("mean_latency", "ci95", "p50", "p95", "p99", "mean_batch_size")
+    fields = ("mean_latency_ms", "ci95_ms", "p50_ms", "p95_ms", "p99_ms", "mean_batch_size")
     cols = {k: np.array([np.inf if r is None else getattr(r, k) for r in results]) for k in fields}
     reliable = np.array([r is not None and r.ci_reliable for r in results])
-    return RateSweep(lam=lam, ci_reliable=reliable, **cols)
+    return RateSweep(lam_per_ms=lam, ci_reliable=reliable, **cols)
 
 
 def simulate_rates(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=0,
@@ -134,7 +143,7 @@ def max_rate_for_p99(target_ms, sweep: RateSweep) -> float:
     """Largest simulated rate whose p99 ≤ target, interpolated linearly between the
     last passing and first failing grid point (``largest_rate_below``; p99 is an
     estimate: see its sweep)."""
-    return largest_rate_below(sweep.lam, sweep.p99, float(TARGET.check(target_ms)))
+    return largest_rate_below(sweep.lam_per_ms, sweep.p99_ms, float(TARGET.check(target_ms)))
 
 
 @dataclass(frozen=True)
@@ -142,16 +151,20 @@ class DelaySweep:
     """Triton batcher: simulated latency over a grid of max queue delays (ms)."""
 
     delay_ms: np.ndarray
-    mean_latency: np.ndarray
-    p99: np.ndarray
+    mean_latency_ms: np.ndarray
+    p99_ms: np.ndarray
     mean_batch_size: np.ndarray
     best_delay_ms: float          # the delay with the smallest p99
-    greedy_p99: float             # the paper's greedy policy (delay 0)
+    greedy_p99_ms: float          # the paper's greedy policy (delay 0)
+
+    mean_latency = renamed_attribute("mean_latency_ms")
+    p99 = renamed_attribute("p99_ms")
+    greedy_p99 = renamed_attribute("greedy_p99_ms")
 
     @property
-    def best_p99(self) -> float:
+    def best_p99_ms(self) -> float:
         """The smallest p99 over the delays (at ``best_delay_ms``)."""
-        return float(np.min(self.p99))
+        return float(np.min(self.p99_ms))
 
 
 def delay_grid_ms(alpha_ms, tau0_ms, n_points=13) -> tuple:
@@ -174,11 +187,11 @@ def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
     for i, d in enumerate(delays):
         r = simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
                                   max_queue_delay=d, preferred_batch_size=preferred_batch_size)
-        out[:, i] = r.mean_latency, r.p99, r.mean_batch_size
+        out[:, i] = r.mean_latency_ms, r.p99_ms, r.mean_batch_size
         if progress is not None:
             progress((i + 1) / delays.size)
     greedy = out[1, 0] if delays[0] == 0 else simulate_batching(
-        lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed).p99
+        lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed).p99_ms
     return DelaySweep(delays, out[0], out[1], out[2], float(delays[np.argmin(out[1])]),
                       float(greedy))
 
@@ -186,10 +199,10 @@ def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
 def merge_delay_sweeps(parts) -> DelaySweep:
     """Join single-delay sweeps (same load and seed) into one, best delay recomputed."""
     delay = np.concatenate([p.delay_ms for p in parts])
-    p99 = np.concatenate([p.p99 for p in parts])
-    return DelaySweep(delay, np.concatenate([p.mean_latency for p in parts]), p99,
+    p99 = np.concatenate([p.p99_ms for p in parts])
+    return DelaySweep(delay, np.concatenate([p.mean_latency_ms for p in parts]), p99,
                       np.concatenate([p.mean_batch_size for p in parts]),
-                      float(delay[np.argmin(p99)]), parts[0].greedy_p99)
+                      float(delay[np.argmin(p99)]), parts[0].greedy_p99_ms)
 
 
 def cost_per_million(lam_per_ms, joules_per_request, gpu_usd_per_hour=0.0,
@@ -239,7 +252,9 @@ class Validation:
 
     phi_gap: float               # largest relative gap (φ − E[W])/E[W] over the loads (b_max = ∞)
     max_z: float                 # largest |simulated − exact| mean, in CI half-widths
-    loads: tuple                 # simulated rates (per ms)
+    loads_per_ms: tuple          # simulated rates
+
+    loads = renamed_attribute("loads_per_ms")
 
 
 def validation(alpha, tau0, b_max=None, n_jobs=200_000, seed=7,
@@ -247,12 +262,12 @@ def validation(alpha, tau0, b_max=None, n_jobs=200_000, seed=7,
     """φ against the exact mean on 100 loads up to 99% of 1/α (Theorem 2 bounds it), and
     the exact mean against simulation at ``fractions`` of the capacity."""
     c = load_curves(alpha, tau0, None, n_points=100, max_fraction=0.99)
-    gap = float(np.max((c.phi - c.mean_latency) / c.mean_latency))
+    gap = float(np.max((c.phi_ms - c.mean_latency_ms) / c.mean_latency_ms))
     loads = np.asarray(fractions, dtype=float) * float(capacity(alpha, tau0, b_max))
     sweep = simulate_rates(loads, alpha, tau0, b_max, n_jobs=n_jobs, seed=seed)
     exact_mean = mean_latency(loads, alpha, tau0, b_max)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.abs(sweep.mean_latency - exact_mean) / sweep.ci95
+        z = np.abs(sweep.mean_latency_ms - exact_mean) / sweep.ci95_ms
     return Validation(gap, float(np.max(np.where(np.isnan(z), 0.0, z))), tuple(loads.tolist()))
 
 
@@ -276,9 +291,7 @@ class OperatingPoint:
     work_share: float = float("nan")       # share of time on per-job work αb: ρ when stable
     overhead_share: float = float("nan")   # share of time on the fixed cost τ0 of batches
 
-    @property
-    def mean_latency(self) -> float:
-        return self.mean_latency_ms
+    mean_latency = renamed_attribute("mean_latency_ms")
 
     @property
     def idle_share(self) -> float:

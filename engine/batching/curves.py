@@ -13,26 +13,38 @@ import numpy as np
 from .formulas import (capacity, efficiency_from_batch_size, energy_efficiency_bound, phi0,
                        phi1, utilization_bound)
 from .means import mean_latency, stationary
+from ..core.renamed import renamed_attribute
 from ..core.domains import (BETA, C0, CURVE_MAX_FRACTION as MAX_FRACTION,
                             CURVE_POINTS as N_POINTS, check_b_max)
 
 
 @dataclass(frozen=True)
 class LoadCurves:
-    """Exact values and bounds on a grid of arrival rates ``lam`` (per ms)."""
+    """Exact values and bounds on a grid of arrival rates ``lam_per_ms``, times in ms; the
+    names without a unit still read the fields, with a ``DeprecationWarning``."""
 
-    lam: np.ndarray
-    capacity: float               # largest stable λ (per ms)
-    mean_latency: np.ndarray      # exact E[W] (ms)
-    mean_wait: np.ndarray
+    lam_per_ms: np.ndarray
+    capacity_per_ms: float        # largest stable λ
+    mean_latency_ms: np.ndarray   # exact E[W]
+    mean_wait_ms: np.ndarray
     mean_batch_size: np.ndarray
     utilization: np.ndarray
     utilization_bound: np.ndarray  # min(1, λ(α + τ0)), Lemma 5
-    phi0: np.ndarray
-    phi1: np.ndarray
-    phi: np.ndarray
-    energy_efficiency: np.ndarray | None        # jobs/J (eq 19)
-    energy_efficiency_bound: np.ndarray | None  # eq 40
+    phi0_ms: np.ndarray
+    phi1_ms: np.ndarray
+    phi_ms: np.ndarray
+    energy_efficiency_per_j: np.ndarray | None        # jobs/J (eq 19)
+    energy_efficiency_bound_per_j: np.ndarray | None  # eq 40
+
+    lam = renamed_attribute("lam_per_ms")
+    capacity = renamed_attribute("capacity_per_ms")
+    mean_latency = renamed_attribute("mean_latency_ms")
+    mean_wait = renamed_attribute("mean_wait_ms")
+    phi0 = renamed_attribute("phi0_ms")
+    phi1 = renamed_attribute("phi1_ms")
+    phi = renamed_attribute("phi_ms")
+    energy_efficiency = renamed_attribute("energy_efficiency_per_j")
+    energy_efficiency_bound = renamed_attribute("energy_efficiency_bound_per_j")
 
 
 def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
@@ -54,13 +66,13 @@ def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
     st = stationary(lam, alpha, tau0, b_max)
     low, high = phi0(lam, alpha, tau0), phi1(lam, alpha, tau0)
     return LoadCurves(
-        lam=lam, capacity=cap, mean_latency=st.mean_latency, mean_wait=st.mean_wait,
-        mean_batch_size=st.mean_batch_size, utilization=st.utilization,
-        utilization_bound=utilization_bound(lam, alpha, tau0), phi0=low, phi1=high,
-        phi=np.minimum(low, high),
-        energy_efficiency=efficiency_from_batch_size(st.mean_batch_size, beta, c0)
+        lam_per_ms=lam, capacity_per_ms=cap, mean_latency_ms=st.mean_latency,
+        mean_wait_ms=st.mean_wait, mean_batch_size=st.mean_batch_size,
+        utilization=st.utilization, utilization_bound=utilization_bound(lam, alpha, tau0),
+        phi0_ms=low, phi1_ms=high, phi_ms=np.minimum(low, high),
+        energy_efficiency_per_j=efficiency_from_batch_size(st.mean_batch_size, beta, c0)
         if energy else None,
-        energy_efficiency_bound=energy_efficiency_bound(lam, alpha, tau0, beta, c0)
+        energy_efficiency_bound_per_j=energy_efficiency_bound(lam, alpha, tau0, beta, c0)
         if energy else None)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from . import exact
 from .formulas import below_capacity, capacity, efficiency_from_batch_size, phi
 from ..core.domains import ALPHA, LAM, TAU0, check_b_max
+from ..core.renamed import renamed_attribute, renamed_keywords
 
 
 @dataclass(frozen=True)
@@ -111,34 +112,57 @@ def energy_efficiency(lam, alpha, tau0, beta, c0, b_max=None):
 
 @dataclass(frozen=True)
 class DynamicBatching:
-    """The model with its batch-time parameters bound (scipy.stats-style frozen object).
+    """The model with its batch-time parameters bound (scipy.stats-style frozen object):
+    τ[b] = α·b + τ0 in ms (eq 25), loads λ per ms.
 
-    >>> m = DynamicBatching(alpha=0.1438, tau0=1.8874)
-    >>> bool(m.mean_latency(0.5 / 0.1438) < m.phi(0.5 / 0.1438))
+    The names of before (``alpha``, ``tau0``, ``capacity``, ``mean_latency``, ``phi``; the
+    keywords ``alpha=``, ``tau0=``, ``lam=``) still work, with a ``DeprecationWarning``.
+
+    >>> m = DynamicBatching(alpha_ms=0.1438, tau0_ms=1.8874)
+    >>> bool(m.mean_latency_ms(0.5 / 0.1438) < m.phi_ms(0.5 / 0.1438))
     True
     """
 
-    alpha: float
-    tau0: float
+    alpha_ms: float
+    tau0_ms: float
     b_max: int | None = None
 
+    alpha = renamed_attribute("alpha_ms")
+    tau0 = renamed_attribute("tau0_ms")
+    capacity = renamed_attribute("capacity_per_ms")
+    mean_latency = renamed_attribute("mean_latency_ms")
+    phi = renamed_attribute("phi_ms")
+
     def __post_init__(self):
-        ALPHA.check(self.alpha)
-        TAU0.check(self.tau0)
+        ALPHA.check(self.alpha_ms, "alpha_ms")
+        TAU0.check(self.tau0_ms, "tau0_ms")
         check_b_max(self.b_max)
 
     @property
-    def capacity(self) -> float:
-        return float(capacity(self.alpha, self.tau0, self.b_max))
+    def capacity_per_ms(self) -> float:
+        """Largest stable load: 1/α, or b_max/τ[b_max] with a limit (eq 27)."""
+        return float(capacity(self.alpha_ms, self.tau0_ms, self.b_max))
 
-    def mean_latency(self, lam):
-        return mean_latency(lam, self.alpha, self.tau0, self.b_max)
+    @renamed_keywords(lam="lam_per_ms")
+    def mean_latency_ms(self, lam_per_ms):
+        """Exact E[W] (eqs 15, 35) at the loads ``lam_per_ms``."""
+        return mean_latency(lam_per_ms, self.alpha_ms, self.tau0_ms, self.b_max)
 
-    def mean_batch_size(self, lam):
-        return mean_batch_size(lam, self.alpha, self.tau0, self.b_max)
+    @renamed_keywords(lam="lam_per_ms")
+    def mean_batch_size(self, lam_per_ms):
+        """Exact E[B] (eq 31)."""
+        return mean_batch_size(lam_per_ms, self.alpha_ms, self.tau0_ms, self.b_max)
 
-    def utilization(self, lam):
-        return utilization(lam, self.alpha, self.tau0, self.b_max)
+    @renamed_keywords(lam="lam_per_ms")
+    def utilization(self, lam_per_ms):
+        """Exact utilization 1 − π0 (eq 38)."""
+        return utilization(lam_per_ms, self.alpha_ms, self.tau0_ms, self.b_max)
 
-    def phi(self, lam):
-        return phi(lam, self.alpha, self.tau0)
+    @renamed_keywords(lam="lam_per_ms")
+    def phi_ms(self, lam_per_ms):
+        """The upper bound φ = min(φ0, φ1) on E[W] (eq 43)."""
+        return phi(lam_per_ms, self.alpha_ms, self.tau0_ms)
+
+
+DynamicBatching.__init__ = renamed_keywords(alpha="alpha_ms", tau0="tau0_ms")(
+    DynamicBatching.__init__)

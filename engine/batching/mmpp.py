@@ -25,6 +25,7 @@ from .formulas import below_capacity, capacity
 from .map_counts import _map_matrices, _phase_law
 from .mmpp_chain import _MAX_DENSE_STATES, _build, _means, _solve, _tail
 from ..core.domains import ALPHA, TAU0, check_b_max
+from ..core.renamed import renamed_attribute
 
 _TAIL_TOL = 1e-12          # stationary mass allowed in the top quarter of the levels
 _MEAN_TOL = 1e-9           # relative change of E[W] when the truncation is raised
@@ -37,17 +38,18 @@ _MIN_LEVELS = 32
 class Mmpp2Batching:
     """Stationary means of the greedy batching server under MMPP-2 arrivals.
 
-    Times in the unit of α and τ0 (the arrival rates are per that unit).  Unstable
-    loads give ``inf`` means, E[B] = b_max, utilisation 1, throughput = capacity.
+    Times in ms, the unit of α and τ0 (the arrival rates are per ms).  Unstable loads
+    give ``inf`` means, E[B] = b_max, utilization 1, throughput = capacity.  The names
+    without a unit still read the fields, with a ``DeprecationWarning``.
     """
 
-    mean_latency: float          # E[W], arrival to the end of the job's batch
-    mean_wait: float             # E[W] − E[Ĥ], before the job's batch starts
-    mean_processing: float       # E[Ĥ], the time of a random job's batch
+    mean_latency_ms: float       # E[W], arrival to the end of the job's batch
+    mean_wait_ms: float          # E[W] − E[Ĥ], before the job's batch starts
+    mean_processing_ms: float    # E[Ĥ], the time of a random job's batch
     mean_batch_size: float       # E[B] over batches
     utilization: float           # fraction of time the server is busy
-    throughput: float            # jobs served per time unit (= arrival_rate when stable)
-    arrival_rate: float          # λ = φ D1 1, φ the stationary phase law
+    throughput_per_ms: float     # jobs served (= arrival_rate_per_ms when stable)
+    arrival_rate_per_ms: float   # λ = φ D1 1, φ the stationary phase law
     stable: bool
     n_levels: int                # truncation: queue levels 1..N at batch starts
     tail_mass: float             # stationary mass in the top quarter of the levels kept
@@ -55,6 +57,12 @@ class Mmpp2Batching:
     truncation_change: float     # |ΔE[W]|/E[W] between the last two truncations (inf:
                                  # only one was possible)
     converged: bool              # tail_mass < 1e-12 and truncation_change < 1e-9
+
+    mean_latency = renamed_attribute("mean_latency_ms")
+    mean_wait = renamed_attribute("mean_wait_ms")
+    mean_processing = renamed_attribute("mean_processing_ms")
+    throughput = renamed_attribute("throughput_per_ms")
+    arrival_rate = renamed_attribute("arrival_rate_per_ms")
 
 
 def _next_levels(by_level: np.ndarray) -> int:
@@ -179,10 +187,11 @@ def mean_latency_mmpp2(arrivals, alpha, tau0, b_max=None) -> Mmpp2Batching:
         change = abs(result[0] - previous[0]) / result[0]
     w, proc, eb, util, thr = result[:5]
     return Mmpp2Batching(
-        mean_latency=float(w), mean_wait=float(max(w - proc, 0.0)),
-        mean_processing=float(proc),
+        mean_latency_ms=float(w), mean_wait_ms=float(max(w - proc, 0.0)),
+        mean_processing_ms=float(proc),
         mean_batch_size=float(np.clip(eb, 1.0, np.inf if cap_b is None else cap_b)),
-        utilization=float(np.clip(util, 0.0, 1.0)), throughput=float(thr), arrival_rate=lam,
+        utilization=float(np.clip(util, 0.0, 1.0)), throughput_per_ms=float(thr),
+        arrival_rate_per_ms=lam,
         stable=True, n_levels=int(n_levels), tail_mass=float(tail),
         truncation_change=float(change),
         converged=bool(tail < _TAIL_TOL and change < _MEAN_TOL))

@@ -18,6 +18,7 @@ import numpy as np
 from ..core.arrival_input import arrival_rate, arrival_times, is_arrival_process
 from ..core.domains import ALPHA, DELAY, LAM, N_JOBS, PREFERRED, TAU0, WARMUP, check_b_max
 from ..core.jit import BACKEND, choose, compiled
+from ..core.renamed import renamed_attribute
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
 _CHUNK = 1 << 16          # arrivals generated per step
@@ -155,20 +156,32 @@ class SimRecords:
 
 @dataclass(frozen=True)
 class BatchingSimResult:
-    """Summary of one simulation run (after the warm-up), times in the input unit."""
+    """Summary of one simulation run (after the warm-up), times in ms (the unit of α and
+    τ0 as the presets give them; rates per ms).  The names without a unit (``mean_latency``,
+    ``ci95``, ``p50``, ``p95``, ``p99``, ``mean_wait``, ``ci95_wait``, ``latencies``) still
+    read the fields, with a ``DeprecationWarning``."""
 
-    mean_latency: float
-    ci95: float                   # half-width of the 95% CI of mean_latency (batch means)
-    p50: float
-    p95: float
-    p99: float
-    mean_wait: float              # before the job's batch starts
-    ci95_wait: float
+    mean_latency_ms: float
+    ci95_ms: float                # half-width of the 95% CI of mean_latency_ms (batch means)
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    mean_wait_ms: float           # before the job's batch starts
+    ci95_wait_ms: float
     mean_batch_size: float
     utilization: float
     n_jobs: int                   # jobs counted (after the warm-up)
     ci_reliable: bool = True      # False: run too short for its load, CI too narrow
-    latencies: np.ndarray | None = None
+    latencies_ms: np.ndarray | None = None
+
+    mean_latency = renamed_attribute("mean_latency_ms")
+    ci95 = renamed_attribute("ci95_ms")
+    p50 = renamed_attribute("p50_ms")
+    p95 = renamed_attribute("p95_ms")
+    p99 = renamed_attribute("p99_ms")
+    mean_wait = renamed_attribute("mean_wait_ms")
+    ci95_wait = renamed_attribute("ci95_wait_ms")
+    latencies = renamed_attribute("latencies_ms")
 
 
 # ------------------------------------------------------------------ set-up
@@ -357,13 +370,13 @@ def summarize(records: SimRecords, warmup_jobs: int = 0,
     ci, reliable = ci95_half_width(np.add.reduceat(latency, edges[:-1]), counted)
     ci_wait, _ = ci95_half_width(np.add.reduceat(wait, edges[:-1]), counted)
     return BatchingSimResult(
-        mean_latency=float(latency.mean()), ci95=ci,
-        p50=float(p50), p95=float(p95), p99=float(p99),
-        mean_wait=float(wait.mean()), ci95_wait=ci_wait,
+        mean_latency_ms=float(latency.mean()), ci95_ms=ci,
+        p50_ms=float(p50), p95_ms=float(p95), p99_ms=float(p99),
+        mean_wait_ms=float(wait.mean()), ci95_wait_ms=ci_wait,
         mean_batch_size=float(records.batch_size[kept].mean()),
         utilization=float(busy / horizon) if horizon > 0 else 1.0,
         n_jobs=int(counted), ci_reliable=reliable,
-        latencies=latency.copy() if keep_latencies else None)
+        latencies_ms=latency.copy() if keep_latencies else None)
 
 
 def simulate_batching(lam, alpha=None, tau0=None, b_max=None, n_jobs=200_000, seed=None, *,
@@ -400,9 +413,9 @@ def simulate_batching(lam, alpha=None, tau0=None, b_max=None, n_jobs=200_000, se
     ci, reliable = ci95_half_width(group_lat, counted)
     ci_wait, _ = ci95_half_width(group_wait, counted)
     return BatchingSimResult(
-        mean_latency=float(acc[_SUM_LAT] / counted), ci95=ci,
-        p50=float(p50), p95=float(p95), p99=float(p99),
-        mean_wait=float(acc[_SUM_WAIT] / counted), ci95_wait=ci_wait, ci_reliable=reliable,
+        mean_latency_ms=float(acc[_SUM_LAT] / counted), ci95_ms=ci,
+        p50_ms=float(p50), p95_ms=float(p95), p99_ms=float(p99),
+        mean_wait_ms=float(acc[_SUM_WAIT] / counted), ci95_wait_ms=ci_wait, ci_reliable=reliable,
         mean_batch_size=float(acc[_SUM_SIZE] / acc[_N_BATCH]) if acc[_N_BATCH] else float("nan"),
         utilization=float(acc[_BUSY] / horizon) if horizon > 0 else 1.0,
-        n_jobs=int(counted), latencies=latencies)
+        n_jobs=int(counted), latencies_ms=latencies)

@@ -61,7 +61,7 @@ def mmpp2_curve(lam_per_ms, solve: Callable, progress: Callable[[float], None] |
             progress((i + 1) / lam.size)
         if not r.converged:
             break
-        out[i] = r.mean_latency
+        out[i] = r.mean_latency_ms
     return lam, out
 
 
@@ -72,8 +72,8 @@ def mean_under(poisson_mean_ms=None, exact=None, run=None) -> tuple[float, str]:
     if poisson_mean_ms is not None:
         return float(poisson_mean_ms), EXACT
     if exact is not None and exact.converged:
-        return float(exact.mean_latency), EXACT
-    return (math.inf if run is None else float(run.mean_latency)), SIMULATED
+        return float(exact.mean_latency_ms), EXACT
+    return (math.inf if run is None else float(run.mean_latency_ms)), SIMULATED
 
 
 def operating_point_under(here, alpha_ms, tau0_ms, exact=None, run=None, beta_j=None,
@@ -94,8 +94,8 @@ def operating_point_under(here, alpha_ms, tau0_ms, exact=None, run=None, beta_j=
         eta = float(efficiency_from_batch_size(size, beta_j, c0_j))
         joules = 1.0 / eta
     work, overhead = busy_split(src.utilization, size, alpha_ms, tau0_ms)
-    return replace(here, mean_latency_ms=float(src.mean_latency),
-                   mean_wait_ms=float(src.mean_wait), mean_batch_size=size,
+    return replace(here, mean_latency_ms=float(src.mean_latency_ms),
+                   mean_wait_ms=float(src.mean_wait_ms), mean_batch_size=size,
                    utilization=float(src.utilization), energy_efficiency_per_j=eta,
                    joules_per_request=joules,
                    usd_per_million=float(cost_per_million(here.lam_per_ms, joules or 0.0,
@@ -131,11 +131,11 @@ def traffic_comparison(means: list, runs_here: list, runs_over_loads: list, alph
     process the runs at each of ``comparison_loads(alpha_ms, loads)`` (None: unstable,
     p99 inf).  The ratio is p99/p99 of the first process (Poisson)."""
     lam = comparison_loads(alpha_ms, loads)
-    p99 = tuple(math.inf if r is None else float(r.p99) for r in runs_here)
+    p99 = tuple(math.inf if r is None else float(r.p99_ms) for r in runs_here)
     base = p99[0] if p99 else math.nan
     ratio = tuple(x / base if math.isfinite(x) and math.isfinite(base) and base > 0
                   else math.nan for x in p99)
-    over = tuple(np.array([math.inf if r is None else float(r.p99) for r in row])
+    over = tuple(np.array([math.inf if r is None else float(r.p99_ms) for r in row])
                  for row in runs_over_loads)
     return TrafficComparison(tuple(float(m) for m, _ in means), tuple(h for _, h in means),
                              p99, ratio, np.asarray(loads, dtype=float), lam, over)

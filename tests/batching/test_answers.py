@@ -17,10 +17,10 @@ def test_one_energy_formula_for_the_exact_value_the_curves_and_the_point():
     beta, c0 = 0.05, 0.6
     c = bt.load_curves(alpha, tau0, None, beta, c0, n_points=7)
     by_hand = 1.0 / (beta + c0 / c.mean_batch_size)
-    np.testing.assert_allclose(c.energy_efficiency, by_hand, rtol=1e-15)
-    np.testing.assert_allclose(bt.energy_efficiency(c.lam, alpha, tau0, beta, c0),
+    np.testing.assert_allclose(c.energy_efficiency_per_j, by_hand, rtol=1e-15)
+    np.testing.assert_allclose(bt.energy_efficiency(c.lam_per_ms, alpha, tau0, beta, c0),
                                by_hand, rtol=1e-12)
-    point = bt.operating_point_at(float(c.lam[3]), alpha, tau0, None, beta, c0)
+    point = bt.operating_point_at(float(c.lam_per_ms[3]), alpha, tau0, None, beta, c0)
     assert point.energy_efficiency_per_j == pytest.approx(by_hand[3], rel=1e-12)
     assert point.joules_per_request == pytest.approx(beta + c0 / c.mean_batch_size[3], rel=1e-12)
 
@@ -91,7 +91,7 @@ def test_validation_of_the_v100_preset():
     v = answers.validation(*V100, n_jobs=100_000, seed=3)
     assert 0 < v.phi_gap < 0.5
     assert v.max_z < 5
-    assert v.loads == pytest.approx(tuple(np.array([0.3, 0.6, 0.85]) / V100[0]))
+    assert v.loads_per_ms == pytest.approx(tuple(np.array([0.3, 0.6, 0.85]) / V100[0]))
 
 
 @pytest.mark.parametrize("rho", [0.05, 0.2, 0.5, 0.9])
@@ -139,3 +139,44 @@ def test_energy_per_request_at_a_board_power():
     assert bt.energy_per_request_at_power(0.0, 0.5, 70.0) == np.inf
     with pytest.raises(ValueError, match="busy_power_w"):
         bt.energy_per_request_at_power(100.0, 0.5, -1.0)
+
+
+def test_old_result_names_read_the_unit_suffixed_fields():
+    """Every result field renamed to carry its unit still reads under its old name, the
+    same value, with a DeprecationWarning naming the new one."""
+    import warnings
+
+    from engine.batching import (load_curves, mean_latency_mmpp2, operating_point_at,
+                                 simulate_batching, sweep_from_results, merge_delay_sweeps,
+                                 sweep_queue_delay)
+    from engine.arrivals import MMPP2
+
+    alpha, tau0 = 0.1438, 1.8874
+    lam = 0.5 / alpha
+    run = simulate_batching(lam, alpha, tau0, n_jobs=2_000, seed=3, return_latencies=True)
+    sweep = sweep_from_results([lam], [run])
+    delays = merge_delay_sweeps([sweep_queue_delay(lam, alpha, tau0, 16, 8, (0.0,),
+                                                   n_jobs=2_000, seed=3)])
+    curves = load_curves(alpha, tau0, None, 1.0, 0.5, n_points=5)
+    here = operating_point_at(lam, alpha, tau0)
+    chain = mean_latency_mmpp2(MMPP2(2.0 * lam, 0.5 * lam, 0.01, 0.01), alpha, tau0, 32)
+    cases = [(run, ("mean_latency", "ci95", "p50", "p95", "p99", "mean_wait", "ci95_wait",
+                    "latencies")),
+             (sweep, ("lam:lam_per_ms", "mean_latency", "ci95", "p50", "p95", "p99")),
+             (delays, ("mean_latency", "p99", "greedy_p99")),
+             (curves, ("lam:lam_per_ms", "capacity:capacity_per_ms", "mean_latency",
+                       "mean_wait", "phi0", "phi1", "phi",
+                       "energy_efficiency:energy_efficiency_per_j",
+                       "energy_efficiency_bound:energy_efficiency_bound_per_j")),
+             (here, ("mean_latency",)),
+             (chain, ("mean_latency", "mean_wait", "mean_processing",
+                      "throughput:throughput_per_ms", "arrival_rate:arrival_rate_per_ms"))]
+    for result, names in cases:
+        for entry in names:
+            old, new = entry.split(":") if ":" in entry else (entry, f"{entry}_ms")
+            with pytest.warns(DeprecationWarning, match=new):
+                got = getattr(result, old)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                want = getattr(result, new)
+            assert np.array_equal(np.asarray(got), np.asarray(want)), (type(result), old)

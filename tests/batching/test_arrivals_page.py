@@ -60,15 +60,15 @@ def test_mmpp2_draws_both_exact_curves_and_names_its_arrivals():
     for i in (0, 5, 10):
         exact = batching.mean_latency_mmpp2(conv_at(lam[i]), A, T0)
         if exact.converged:         # drawn only where the truncated chain converges
-            assert mmpp["y"][i] == pytest.approx(exact.mean_latency, rel=1e-9)
+            assert mmpp["y"][i] == pytest.approx(exact.mean_latency_ms, rel=1e-9)
         else:                       # (0.95 of capacity on this trace: simulated instead)
             assert mmpp["y"][i] is None
     assert not any(t["name"].startswith("φ") for t in fig["data"])   # Poisson bounds left out
     exact = batching.mean_latency_mmpp2(conv_at(LAM), A, T0)
-    assert metric(at, "Mean latency per request") == f"{exact.mean_latency:.3g} ms"
+    assert metric(at, "Mean latency per request") == f"{exact.mean_latency_ms:.3g} ms"
     assert metric(at, "Requests per batch") == f"{exact.mean_batch_size:.3g}"
     run = batching.simulate_rate(LAM, A, T0, None, data.N_JOBS, p99_seed(), arrivals=conv_at(LAM))
-    assert metric(at, "p99 latency (simulated)") == f"{run.p99:.3g} ms"
+    assert metric(at, "p99 latency (simulated)") == f"{run.p99_ms:.3g} ms"
     assert metric(at, "Arrivals") == label
     assert any(label in c.value and "exact" in c.value for c in at.caption)
 
@@ -84,10 +84,10 @@ def test_bursty_arrivals_are_simulated_points_without_an_exact_curve():
     first = batching.simulate_rate(0.1 * cap, A, T0, None, data.N_JOBS,
                                    batching.rate_seed(data.SEED, 0),
                                    arrivals=Renewal(0.1 * cap, 4.0))
-    assert sim["y"][0] == pytest.approx(first.mean_latency, rel=1e-12)
+    assert sim["y"][0] == pytest.approx(first.mean_latency_ms, rel=1e-12)
     run = batching.simulate_rate(LAM, A, T0, None, data.N_JOBS, p99_seed(),
                                  arrivals=Renewal(LAM, 4.0))
-    assert metric(at, "Mean latency per request (simulated)") == f"{run.mean_latency:.3g} ms"
+    assert metric(at, "Mean latency per request (simulated)") == f"{run.mean_latency_ms:.3g} ms"
     assert metric(at, "Arrivals") == "bursty arrivals (SCV 4)"
     assert any("No exact mean latency" in c.value for c in at.caption)
 
@@ -111,18 +111,18 @@ def test_poisson_vs_this_traffic_equals_direct_engine_calls():
                  fitted.switch_21 * f)
     replay = Replay(times).scaled(LAM)
     expected = [(batching.mean_latency(LAM, A, T0), "exact", None),
-                (batching.mean_latency_mmpp2(mmpp, A, T0).mean_latency, "exact", mmpp),
+                (batching.mean_latency_mmpp2(mmpp, A, T0).mean_latency_ms, "exact", mmpp),
                 (None, "simulated", replay)]
     for (_, row), (mean, how, process) in zip(table.iterrows(), expected):
         run = batching.simulate_rate(LAM, A, T0, None, data.N_JOBS, p99_seed(),
                                      **({} if process is None else {"arrivals": process}))
-        mean = run.mean_latency if mean is None else mean
+        mean = run.mean_latency_ms if mean is None else mean
         assert row["mean latency (ms)"] == f"{mean:.3g} ({how})"
-        assert row["p99 latency (ms, simulated)"] == f"{run.p99:.3g}"
+        assert row["p99 latency (ms, simulated)"] == f"{run.p99_ms:.3g}"
     fig = next(f for f in charts(at) if "Poisson vs this traffic" in f["layout"]["title"]["text"])
     curve = trace(fig, f"replay of {name}")
     assert curve["x"] == pytest.approx(list(traffic.LOADS))
     rho = traffic.LOADS[-1]
     last = batching.simulate_rate(rho / A, A, T0, None, data.N_JOBS, p99_seed(),
                                   arrivals=Replay(times).scaled(rho / A))
-    assert curve["y"][-1] == pytest.approx(last.p99, rel=1e-12)
+    assert curve["y"][-1] == pytest.approx(last.p99_ms, rel=1e-12)

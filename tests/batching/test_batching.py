@@ -124,7 +124,7 @@ def test_exact_latency_matches_simulation(alpha, tau0, b_max, rho):
     lam = rho * bt.capacity(alpha, tau0, b_max)
     sim = simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=1_000_000, seed=11)
     exact = bt.stationary(lam, alpha, tau0, b_max)
-    assert abs(sim.mean_latency - exact.mean_latency) < 4 * sim.ci95
+    assert abs(sim.mean_latency_ms - exact.mean_latency) < 4 * sim.ci95_ms
     assert sim.mean_batch_size == pytest.approx(exact.mean_batch_size, rel=0.02)
     assert sim.utilization == pytest.approx(exact.utilization, abs=0.01)
 
@@ -185,10 +185,28 @@ def test_broadcasting_like_a_ufunc():
 
 def test_frozen_model_binds_parameters():
     m = bt.DynamicBatching(*V100, b_max=32)
-    assert m.capacity == pytest.approx(32 / (V100[0] * 32 + V100[1]))
-    assert m.mean_latency(3.0) == bt.mean_latency(3.0, *V100, 32)
-    with pytest.raises(ValueError, match="alpha"):
+    assert m.capacity_per_ms == pytest.approx(32 / (V100[0] * 32 + V100[1]))
+    assert m.mean_latency_ms(3.0) == bt.mean_latency(3.0, *V100, 32)
+    assert m.phi_ms(lam_per_ms=3.0) == bt.phi(3.0, *V100)
+    with pytest.raises(ValueError, match="alpha_ms"):
         bt.DynamicBatching(0.0, 1.0)
+
+
+def test_frozen_model_old_names_still_answer():
+    """The names of before the units (keywords alpha=, tau0=, lam=; attributes alpha,
+    tau0, capacity; methods mean_latency, phi) give the same numbers, with a warning."""
+    m = bt.DynamicBatching(alpha_ms=V100[0], tau0_ms=V100[1], b_max=32)
+    with pytest.warns(DeprecationWarning, match="(alpha|tau0)_ms"):
+        old = bt.DynamicBatching(alpha=V100[0], tau0=V100[1], b_max=32)
+    assert old == m
+    for name, new in (("alpha", "alpha_ms"), ("tau0", "tau0_ms"),
+                      ("capacity", "capacity_per_ms")):
+        with pytest.warns(DeprecationWarning, match=new):
+            assert getattr(m, name) == getattr(m, new)
+    with pytest.warns(DeprecationWarning, match="mean_latency_ms"):
+        assert m.mean_latency(3.0) == m.mean_latency_ms(3.0)
+    with pytest.warns(DeprecationWarning, match="lam_per_ms"):
+        assert m.mean_batch_size(lam=3.0) == m.mean_batch_size(3.0)
 
 
 # ------------------------------------------------------------ properties

@@ -25,11 +25,13 @@ def test_batching_capacity(alpha, tau0, b_max, data):
     b = arr([np.inf if x is None else x for x in b_max])[~free]
     assert close(c[~free], b / (alpha * b + tau0), 1e-12)
     for b, cap in zip(b_max, c):
-        assert batching.DynamicBatching(alpha, tau0, b).capacity == cap
+        assert batching.DynamicBatching(alpha, tau0, b).capacity_per_ms == cap
     tally(batching.capacity, POINTS)
     tally(batching.DynamicBatching, POINTS)
     p, bad = corrupt(data, params, BATCHING_DOMAINS)
-    rejects((batching.capacity, batching.DynamicBatching), p, bad)
+    rejects((batching.capacity,), p, bad)
+    frozen = {f"{k}_ms" if k in ("alpha", "tau0") else k: v for k, v in p.items()}
+    rejects((batching.DynamicBatching,), frozen, f"{bad}_ms" if bad in ("alpha", "tau0") else bad)
 
 
 @FUZZ_VECTOR
@@ -48,7 +50,7 @@ def test_batching_closed_forms(alpha, tau0, rho, beta, c0, data):
     eta = call(batching.energy_efficiency_bound, params)
     assert np.all(np.isfinite(eta) & (eta > 0) & (eta <= (1 / beta) * (1 + 1e-12)))
     assert np.all(eta[unstable] == 1 / beta)
-    assert np.array_equal(batching.DynamicBatching(alpha, tau0).phi(lam), bounds[2])
+    assert np.array_equal(batching.DynamicBatching(alpha, tau0).phi_ms(lam), bounds[2])
     # Yang et al. eq 16 takes (λ, α, β) with β the batch overhead (τ0 here).
     yang = dict(lam=lam, alpha=alpha, beta=tau0)
     for f in (llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi):
@@ -94,7 +96,7 @@ def check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable):
     eta = batching.energy_efficiency(lam, alpha, tau0, beta, c0, b_max)
     assert np.all(np.isfinite(eta) & (eta > 0) & (eta <= (1 / beta) * (1 + 1e-9)))
     model = batching.DynamicBatching(alpha, tau0, b_max)
-    assert np.array_equal(model.mean_latency(lam), w)
+    assert np.array_equal(model.mean_latency_ms(lam), w)
     assert np.array_equal(model.mean_batch_size(lam), eb)
     assert np.array_equal(model.utilization(lam), util)
     for f in (batching.stationary, batching.mean_latency, batching.mean_wait,
@@ -182,12 +184,12 @@ def test_batching_curves(alpha, tau0, b_max, energy, n_points, max_fraction, dat
     curves = b_curves.load_curves(alpha, tau0, b_max, beta, c0, n_points, max_fraction)
     assert_no_nan(curves)
     cap = float(batching.capacity(alpha, tau0, b_max))
-    assert curves.capacity == cap and np.all(curves.lam < cap) and curves.lam.size == n_points
-    assert np.all(np.isfinite(curves.mean_latency))
-    assert np.all(curves.mean_latency >= (alpha + tau0) * (1 - 1e-9))
+    assert curves.capacity_per_ms == cap and np.all(curves.lam_per_ms < cap) and curves.lam_per_ms.size == n_points
+    assert np.all(np.isfinite(curves.mean_latency_ms))
+    assert np.all(curves.mean_latency_ms >= (alpha + tau0) * (1 - 1e-9))
     if b_max is None:
-        assert np.all(curves.mean_latency <= curves.phi * (1 + 1e-9))
-    assert (curves.energy_efficiency is None) == (beta is None)
+        assert np.all(curves.mean_latency_ms <= curves.phi_ms * (1 + 1e-9))
+    assert (curves.energy_efficiency_per_j is None) == (beta is None)
     family = b_curves.b_max_family(alpha, tau0, [1, b_max or 2], n_points, max_fraction)
     for b, lam, w in family:
         assert_no_nan(w)
@@ -243,15 +245,15 @@ def test_operating_point_costs_and_sweeps(lam, joules, gpu, kwh, p99, target, se
                for i, x in enumerate(lat)]
     sweep_ = b_answers.sweep_from_results(grid[:len(results)], results)
     assert_no_nan(sweep_)
-    assert np.array_equal(np.isinf(sweep_.mean_latency), [r is None for r in results])
+    assert np.array_equal(np.isinf(sweep_.mean_latency_ms), [r is None for r in results])
     best = b_answers.max_rate_for_p99(target, sweep_)
-    assert np.isfinite(best) and 0 <= best <= sweep_.lam[-1]
+    assert np.isfinite(best) and 0 <= best <= sweep_.lam_per_ms[-1]
     parts = [b_answers.DelaySweep(np.array([d]), np.array([x]), np.array([2 * x]),
                                         np.array([1.0]), d, 2 * lat[0])
              for d, x in zip(grid[:3], lat[:3])]
     merged = b_answers.merge_delay_sweeps(parts)
     assert_no_nan(merged)
-    assert merged.best_delay_ms == merged.delay_ms[np.argmin(merged.p99)]
+    assert merged.best_delay_ms == merged.delay_ms[np.argmin(merged.p99_ms)]
     for f in (b_answers.sweep_from_results, b_answers.max_rate_for_p99,
               b_answers.merge_delay_sweeps):
         tally(f, POINTS)
@@ -286,7 +288,7 @@ def test_operating_point_simulated(alpha, tau0, b_max, rho, n_jobs, preferred, d
     sweep_ = b_answers.simulate_rates(grid, alpha, tau0, b_max, n_jobs, seed,
                                             progress=seen.append)
     assert_no_nan(sweep_)
-    assert_inf_iff(sweep_.mean_latency, ~((grid > 0) & (grid < cap)), "simulate_rates")
+    assert_inf_iff(sweep_.mean_latency_ms, ~((grid > 0) & (grid < cap)), "simulate_rates")
     assert seen[-1] == 1.0
     tally(b_answers.simulate_rates, grid.size)
     stable = lam[(lam > 0) & (lam < cap)]
@@ -313,9 +315,9 @@ def check_sim_result(r, n_jobs, warmup, tau1, horizon):
     (up to the rounding of times as large as ``horizon``)."""
     assert_no_nan(r)
     assert r.n_jobs == n_jobs - min(warmup, n_jobs - 1)
-    assert r.mean_latency >= tau1 * (1 - 1e-9) - 1e-12 * horizon and r.p50 <= r.p95 <= r.p99
+    assert r.mean_latency_ms >= tau1 * (1 - 1e-9) - 1e-12 * horizon and r.p50_ms <= r.p95_ms <= r.p99_ms
     rounding = 1e-12 * horizon / tau1 if tau1 > 0 else np.inf
-    assert r.mean_wait >= -1e-9 - 1e-12 * horizon and 1 <= r.mean_batch_size
+    assert r.mean_wait_ms >= -1e-9 - 1e-12 * horizon and 1 <= r.mean_batch_size
     assert 0 <= r.utilization <= 1 + 1e-9 + rounding
 
 
@@ -428,7 +430,8 @@ def test_batching_validation(alpha, tau0, b_max, n_jobs, seed, data):
     v = b_answers.validation(alpha, tau0, b_max, n_jobs, seed)
     assert_no_nan(v)
     assert v.phi_gap >= -1e-9 and np.isfinite(v.phi_gap) and v.max_z >= 0
-    assert len(v.loads) == 3 and all(0 < x < batching.capacity(alpha, tau0, b_max) for x in v.loads)
+    assert len(v.loads_per_ms) == 3 and all(0 < x < batching.capacity(alpha, tau0, b_max)
+                                            for x in v.loads_per_ms)
     tally(b_answers.validation)
     p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0, b_max=b_max), UNIT_DOMAINS)
     raises_naming(bad, b_answers.validation, p["alpha"], p["tau0"], p["b_max"], n_jobs, seed)
@@ -451,7 +454,8 @@ def test_batching_operating_point_at(alpha, tau0, b_max, rho, energy, gpu, kwh, 
         assert point.stable == (not unstable)
         assert np.isinf(point.mean_latency_ms) == unstable
         assert np.isinf(point.usd_per_million) == (unstable or (x == 0 and gpu > 0))
-        assert point.mean_latency == point.mean_latency_ms
+        with pytest.warns(DeprecationWarning, match="mean_latency_ms"):
+            assert point.mean_latency == point.mean_latency_ms    # the old name
         st_ = batching.stationary(float(x), alpha, tau0, b_max)
         assert point.mean_batch_size == st_.mean_batch_size
         assert (point.energy_efficiency_per_j is None) == (beta is None)
@@ -665,20 +669,20 @@ def test_mean_latency_mmpp2(alpha, overhead, b_max, load, ratio, share, period, 
     r = b_mmpp.mean_latency_mmpp2(m, alpha, tau0, b_max)
     assert_no_nan(r)
     # the chain's λ = φ D1 1 may differ from m.rate in the last bit: judge at its own λ
-    assert close(r.arrival_rate, m.rate, 1e-12)
-    unstable = not bool(batching.below_capacity(r.arrival_rate, alpha, tau0, b_max))
+    assert close(r.arrival_rate_per_ms, m.rate, 1e-12)
+    unstable = not bool(batching.below_capacity(r.arrival_rate_per_ms, alpha, tau0, b_max))
     assert r.stable == (not unstable)
-    for name in ("mean_latency", "mean_wait", "mean_processing"):
+    for name in ("mean_latency_ms", "mean_wait_ms", "mean_processing_ms"):
         assert_inf_iff(getattr(r, name), unstable, name)
     tau1 = alpha + tau0
-    assert r.mean_latency >= tau1 * (1 - 1e-9) and r.mean_wait >= 0
+    assert r.mean_latency_ms >= tau1 * (1 - 1e-9) and r.mean_wait_ms >= 0
     big = np.inf if b_max is None else b_max
     assert 1 - 1e-9 <= r.mean_batch_size <= big and 0 <= r.utilization <= 1
     assert r.tail_mass >= 0 and r.n_levels >= 0
     if unstable:
-        assert r.mean_batch_size == big and r.utilization == 1 and r.throughput == cap
+        assert r.mean_batch_size == big and r.utilization == 1 and r.throughput_per_ms == cap
     elif r.converged:
-        assert close(r.throughput, m.rate, 1e-6) and r.tail_mass < 1e-12
+        assert close(r.throughput_per_ms, m.rate, 1e-6) and r.tail_mass < 1e-12
     tally(b_mmpp.mean_latency_mmpp2)
     p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0, b_max=b_max), MMPP_DOMAINS)
     raises_naming(bad, b_mmpp.mean_latency_mmpp2, m, p["alpha"], p["tau0"], p["b_max"])
@@ -753,16 +757,16 @@ def test_traffic_means_and_operating_point(lam, diverge, alpha, tau0, beta, c0, 
 
     def solve(x):
         solved.append(x)
-        return SimpleNamespace(converged=len(solved) <= diverge, mean_latency=2.0 * x + 1.0)
+        return SimpleNamespace(converged=len(solved) <= diverge, mean_latency_ms=2.0 * x + 1.0)
 
     moved = []
     got_lam, mean = b_traffic.mmpp2_curve(lam, solve, moved.append)
     assert np.array_equal(got_lam, lam) and len(solved) == min(diverge + 1, lam.size)
     assert np.array_equal(mean[:diverge], 2.0 * lam[:diverge] + 1.0)
     assert np.all(np.isnan(mean[diverge:])) and moved[-1] == len(solved) / lam.size
-    run = SimpleNamespace(mean_latency=3.0, mean_wait=1.0, mean_batch_size=size,
-                          utilization=busy, p99=9.0)
-    chain = SimpleNamespace(converged=True, mean_latency=4.0, mean_wait=2.0,
+    run = SimpleNamespace(mean_latency_ms=3.0, mean_wait_ms=1.0, mean_batch_size=size,
+                          utilization=busy, p99_ms=9.0)
+    chain = SimpleNamespace(converged=True, mean_latency_ms=4.0, mean_wait_ms=2.0,
                             mean_batch_size=size, utilization=busy)
     assert b_traffic.mean_under(5.0, chain, run) == (5.0, b_traffic.EXACT)
     assert b_traffic.mean_under(None, chain, run) == (4.0, b_traffic.EXACT)
@@ -775,7 +779,7 @@ def test_traffic_means_and_operating_point(lam, diverge, alpha, tau0, beta, c0, 
     for src, other in ((chain, None), (off, run)):
         p = b_traffic.operating_point_under(here, alpha, tau0, src, other, beta, c0, gpu, kwh)
         used = chain if src is chain else run
-        assert p.mean_latency_ms == used.mean_latency and p.mean_wait_ms == used.mean_wait
+        assert p.mean_latency_ms == used.mean_latency_ms and p.mean_wait_ms == used.mean_wait_ms
         assert p.mean_batch_size == size and p.utilization == busy
         assert close(p.energy_efficiency_per_j, 1.0 / (beta + c0 / size), 1e-12)
         usd = (gpu / 3600.0 / (x * 1000.0) + p.joules_per_request / 3.6e6 * kwh) * 1e6
@@ -793,16 +797,16 @@ def test_traffic_means_and_operating_point(lam, diverge, alpha, tau0, beta, c0, 
 def test_traffic_comparison(p99s, alpha, n_unstable, poisson_unstable):
     """traffic_comparison: per process its mean and how, p99 (inf for an unstable run),
     p99 over Poisson's (NaN where either is infinite) and the p99 over the loads ρ/α."""
-    runs = [SimpleNamespace(p99=p) for p in p99s]
+    runs = [SimpleNamespace(p99_ms=p) for p in p99s]
     if poisson_unstable:
         runs[0] = None
     means = [(float(i), "exact") for i in range(len(runs))]
-    over = [[SimpleNamespace(p99=p)] * (len(b_traffic.LOADS) - n_unstable)
+    over = [[SimpleNamespace(p99_ms=p)] * (len(b_traffic.LOADS) - n_unstable)
             + [None] * n_unstable for p in p99s]
     c = b_traffic.traffic_comparison(means, runs, over, alpha)
     base = math.inf if poisson_unstable else p99s[0]
     for run, p, ratio in zip(runs, c.p99_ms, c.p99_vs_poisson):
-        assert p == (math.inf if run is None else run.p99)
+        assert p == (math.inf if run is None else run.p99_ms)
         assert (math.isnan(ratio) if math.isinf(base) or math.isinf(p)
                 else close(ratio, p / base, 1e-12))
     assert c.mean_latency_ms == tuple(m for m, _ in means) and c.how == ("exact",) * len(runs)

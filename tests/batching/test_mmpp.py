@@ -143,9 +143,9 @@ def test_chain_matches_one_built_state_by_state(b_max):
     r = mean_latency_mmpp2(m, alpha, tau0, b_max)
     assert r.converged
     w, eb, thr = brute_force(m, alpha, tau0, b_max, 80)     # tail below 1e-12 (checked)
-    assert r.mean_latency == pytest.approx(w, rel=1e-9)
+    assert r.mean_latency_ms == pytest.approx(w, rel=1e-9)
     assert r.mean_batch_size == pytest.approx(eb, rel=1e-9)
-    assert r.throughput == pytest.approx(thr, rel=1e-9)
+    assert r.throughput_per_ms == pytest.approx(thr, rel=1e-9)
 
 
 def test_banded_and_dense_solves_agree():
@@ -172,12 +172,12 @@ def test_equal_rates_give_the_poisson_result(rho, b_max):
     r = mean_latency_mmpp2(MMPP2(lam, lam, 0.5, 2.0), alpha, tau0, b_max)
     s = stationary(lam, alpha, tau0, b_max)
     assert r.converged and r.tail_mass < 1e-12 and r.truncation_change < 1e-9
-    assert r.mean_latency == pytest.approx(float(mean_latency(lam, alpha, tau0, b_max)),
+    assert r.mean_latency_ms == pytest.approx(float(mean_latency(lam, alpha, tau0, b_max)),
                                            rel=1e-9)
-    assert r.mean_wait == pytest.approx(float(s.mean_wait), rel=1e-9)
+    assert r.mean_wait_ms == pytest.approx(float(s.mean_wait), rel=1e-9)
     assert r.mean_batch_size == pytest.approx(float(s.mean_batch_size), rel=1e-9)
     assert r.utilization == pytest.approx(float(s.utilization), rel=1e-9)
-    assert r.throughput == pytest.approx(lam, rel=1e-9) and r.arrival_rate == pytest.approx(lam)
+    assert r.throughput_per_ms == pytest.approx(lam, rel=1e-9) and r.arrival_rate_per_ms == pytest.approx(lam)
 
 
 def test_slow_switching_mixes_two_poisson_queues():
@@ -187,7 +187,7 @@ def test_slow_switching_mixes_two_poisson_queues():
     m = MMPP2(5.0, 1.0, 1e-5, 2e-5)
     weights = m.stationary_phase * np.array([5.0, 1.0]) / m.rate
     mix = weights @ [float(mean_latency(x, alpha, tau0)) for x in (5.0, 1.0)]
-    assert mean_latency_mmpp2(m, alpha, tau0).mean_latency == pytest.approx(mix, rel=2e-4)
+    assert mean_latency_mmpp2(m, alpha, tau0).mean_latency_ms == pytest.approx(mix, rel=2e-4)
 
 
 def test_fast_switching_is_poisson_at_the_mean_rate():
@@ -197,7 +197,7 @@ def test_fast_switching_is_poisson_at_the_mean_rate():
     m = MMPP2(9.0, 1.0, 1e4, 1e4)
     r = mean_latency_mmpp2(m, alpha, tau0)
     assert r.converged
-    assert r.mean_latency == pytest.approx(float(mean_latency(5.0, alpha, tau0)), rel=1e-4)
+    assert r.mean_latency_ms == pytest.approx(float(mean_latency(5.0, alpha, tau0)), rel=1e-4)
 
 
 # (ρ, rate ratio, share of phase 1, switching period in ms, b_max); α, τ0 = V100
@@ -217,8 +217,8 @@ def test_exact_means_match_simulation(rho, ratio, share, cycle, b_max):
     assert r.converged
     sim = simulate_batching(None, alpha, tau0, b_max, n_jobs=2_000_000, seed=11, arrivals=m)
     assert sim.ci_reliable
-    assert abs(r.mean_latency - sim.mean_latency) <= 4 * sim.ci95 / 1.96
-    assert abs(r.mean_wait - sim.mean_wait) <= 4 * sim.ci95_wait / 1.96
+    assert abs(r.mean_latency_ms - sim.mean_latency_ms) <= 4 * sim.ci95_ms / 1.96
+    assert abs(r.mean_wait_ms - sim.mean_wait_ms) <= 4 * sim.ci95_wait_ms / 1.96
     assert r.mean_batch_size == pytest.approx(sim.mean_batch_size, rel=0.05)
     assert r.utilization == pytest.approx(sim.utilization, abs=0.01)
 
@@ -228,7 +228,7 @@ def test_bursty_traffic_waits_longer_than_poisson():
     alpha, tau0 = V100
     lam = 0.5 / alpha
     poisson = float(mean_latency(lam, alpha, tau0))
-    w = [mean_latency_mmpp2(bursty(lam, ratio, 0.3, 10.0), alpha, tau0).mean_latency
+    w = [mean_latency_mmpp2(bursty(lam, ratio, 0.3, 10.0), alpha, tau0).mean_latency_ms
          for ratio in (1.5, 3.0)]
     assert poisson < w[0] < w[1]
 
@@ -240,9 +240,9 @@ def test_at_or_beyond_capacity_the_means_are_infinite(b_max):
     for lam in (cap, 1.5 * cap):
         r = mean_latency_mmpp2(bursty(lam, 3.0, 0.3, 10.0), alpha, tau0, b_max)
         assert not r.stable and not r.converged
-        assert r.mean_latency == r.mean_wait == r.mean_processing == np.inf
+        assert r.mean_latency_ms == r.mean_wait_ms == r.mean_processing_ms == np.inf
         assert r.mean_batch_size == (np.inf if b_max is None else b_max)
-        assert r.utilization == 1.0 and r.throughput == cap
+        assert r.utilization == 1.0 and r.throughput_per_ms == cap
 
 
 def test_beyond_reach_reports_the_cut_mass():
@@ -251,7 +251,7 @@ def test_beyond_reach_reports_the_cut_mass():
     alpha, tau0 = V100
     lam = 0.99 / alpha
     r = mean_latency_mmpp2(MMPP2(lam, lam, 1.0, 1.0), alpha, tau0)
-    assert r.stable and not r.converged and np.isfinite(r.mean_latency)
+    assert r.stable and not r.converged and np.isfinite(r.mean_latency_ms)
     assert r.tail_mass > 1e-12 and r.n_levels == cm._MAX_DENSE_STATES // 2
 
 

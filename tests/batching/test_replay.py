@@ -71,8 +71,8 @@ def test_replay_equals_the_recursion_on_random_traces(arrivals, alpha, tau0, b_m
     np.testing.assert_array_equal(rec.start, start)
     np.testing.assert_array_equal(rec.finish, finish)
     sim = simulate_batching(None, alpha, tau0, **kw, warmup_jobs=0, return_latencies=True)
-    np.testing.assert_array_equal(sim.latencies, finish - arrivals)
-    assert sim.mean_latency == pytest.approx(np.mean(finish - arrivals), rel=1e-12)
+    np.testing.assert_array_equal(sim.latencies_ms, finish - arrivals)
+    assert sim.mean_latency_ms == pytest.approx(np.mean(finish - arrivals), rel=1e-12)
 
 
 def test_triton_recursion_by_hand():
@@ -102,7 +102,7 @@ def test_azure_code_trace_replay_equals_the_recursion(code_trace_ms, b_max, dela
     kw = dict(b_max=b_max, max_queue_delay=delay, preferred_batch_size=preferred)
     sim = simulate_batching(None, alpha, tau0, **kw, arrivals=times, warmup_jobs=0,
                             return_latencies=True)
-    np.testing.assert_array_equal(sim.latencies, finish - times)
+    np.testing.assert_array_equal(sim.latencies_ms, finish - times)
     rec = simulate_records(None, alpha, tau0, **kw, arrivals=times)
     np.testing.assert_array_equal(rec.start, start)
     np.testing.assert_array_equal(rec.finish, finish)
@@ -112,7 +112,7 @@ def test_azure_code_trace_replay_equals_the_recursion(code_trace_ms, b_max, dela
     start, finish = replay_by_hand(cycled, alpha, tau0, b_max, delay, preferred)
     sim = simulate_batching(None, alpha, tau0, **kw, n_jobs=n, arrivals=code_trace_ms,
                             warmup_jobs=0, return_latencies=True)
-    np.testing.assert_array_equal(sim.latencies, finish - cycled)
+    np.testing.assert_array_equal(sim.latencies_ms, finish - cycled)
 
 
 def test_a_process_is_served_as_the_times_it_draws():
@@ -142,7 +142,7 @@ def test_poisson_process_runs_like_the_built_in_arrivals():
     own = simulate_batching(lam, alpha, tau0, n_jobs=400_000, seed=2)
     drawn = simulate_batching(None, alpha, tau0, n_jobs=400_000, seed=2, arrivals=Poisson(lam))
     assert drawn.n_jobs == own.n_jobs
-    assert abs(own.mean_latency - drawn.mean_latency) <= 4 * np.hypot(own.ci95, drawn.ci95) / 1.96
+    assert abs(own.mean_latency_ms - drawn.mean_latency_ms) <= 4 * np.hypot(own.ci95_ms, drawn.ci95_ms) / 1.96
 
 
 def test_a_process_needs_a_usable_rate_and_sample():

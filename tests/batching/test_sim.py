@@ -66,10 +66,10 @@ def test_streamed_summary_equals_summary_of_records():
               max_queue_delay=0.5, preferred_batch_size=16)
     streamed = sim.simulate_batching(**kw, warmup_jobs=30_000)
     direct = sim.summarize(sim.simulate_records(**kw), warmup_jobs=30_000)
-    for field in ("mean_latency", "ci95", "mean_wait", "ci95_wait", "mean_batch_size",
+    for field in ("mean_latency_ms", "ci95_ms", "mean_wait_ms", "ci95_wait_ms", "mean_batch_size",
                   "utilization"):
         assert getattr(streamed, field) == pytest.approx(getattr(direct, field), rel=1e-9)
-    for field in ("p50", "p95", "p99"):       # kept as float32 for the percentiles
+    for field in ("p50_ms", "p95_ms", "p99_ms"):   # kept as float32 for the percentiles
         assert getattr(streamed, field) == pytest.approx(getattr(direct, field), rel=1e-6)
     assert streamed.n_jobs == direct.n_jobs == 270_000
 
@@ -93,7 +93,7 @@ def test_b_max_one_matches_md1(rho):
     service = sum(V100)
     lam = rho / service
     res = sim.simulate_batching(lam, *V100, b_max=1, n_jobs=1_000_000, seed=21)
-    assert abs(res.mean_latency - md1_mean_latency(lam, service)) < 4 * res.ci95
+    assert abs(res.mean_latency_ms - md1_mean_latency(lam, service)) < 4 * res.ci95_ms
     assert res.mean_batch_size == 1.0
     assert res.utilization == pytest.approx(rho, abs=0.01)
 
@@ -102,8 +102,8 @@ def test_md1_percentiles_match_the_waiting_time_law():
     """M/D/1 with S = 1, λ = 0.5: P(W_q = 0) = 1 − ρ = 0.5, so the median latency
     is exactly S = 1 (the server is found idle by half the arrivals, PASTA)."""
     res = sim.simulate_batching(0.5, batch_time=[1.0], n_jobs=400_000, seed=5)
-    assert res.p50 == pytest.approx(1.0, abs=0.02)
-    assert res.p99 > res.p95 > res.p50
+    assert res.p50_ms == pytest.approx(1.0, abs=0.02)
+    assert res.p99_ms > res.p95_ms > res.p50_ms
 
 
 def test_confidence_intervals_cover_the_exact_mean():
@@ -114,7 +114,7 @@ def test_confidence_intervals_cover_the_exact_mean():
     covered = 0
     for s in seeds:
         res = sim.simulate_batching(lam, *V100, n_jobs=50_000, seed=s)
-        covered += abs(res.mean_latency - exact) <= res.ci95
+        covered += abs(res.mean_latency_ms - exact) <= res.ci95_ms
     # If the CIs had their nominal 95% coverage, P(covered <= 32) = 0.0075.
     assert covered >= 33, covered
 
@@ -125,7 +125,7 @@ def test_triton_delay_trades_latency_for_batch_size():
     waiting = sim.simulate_batching(lam, *V100, b_max=64, n_jobs=200_000, seed=8,
                                     max_queue_delay=3.0, preferred_batch_size=32)
     assert waiting.mean_batch_size > greedy.mean_batch_size
-    assert waiting.mean_wait > greedy.mean_wait
+    assert waiting.mean_wait_ms > greedy.mean_wait_ms
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -155,9 +155,9 @@ def test_batch_time_argument_errors():
 def test_same_seed_same_result_and_latencies_on_request():
     a = sim.simulate_batching(2.0, *V100, n_jobs=20_000, seed=1, return_latencies=True)
     b = sim.simulate_batching(2.0, *V100, n_jobs=20_000, seed=1)
-    assert a.mean_latency == b.mean_latency and b.latencies is None
-    assert a.latencies.shape == (a.n_jobs,)
-    assert a.latencies.mean() == pytest.approx(a.mean_latency)
+    assert a.mean_latency_ms == b.mean_latency_ms and b.latencies_ms is None
+    assert a.latencies_ms.shape == (a.n_jobs,)
+    assert a.latencies_ms.mean() == pytest.approx(a.mean_latency_ms)
 
 
 def test_too_short_a_run_near_saturation_is_flagged():

@@ -104,10 +104,10 @@ class GpuBatching(BatchFamily):
                               n_jobs=n_jobs, seed=seed, max_queue_delay=float(queue_delay_ms),
                               preferred_batch_size=int(b_max) if queue_delay_ms > 0 else None,
                               return_latencies=not summary, arrivals=proc)
-        pct = (getattr(r, f"p{spec.percentile:g}") if summary
-               else percentiles(r.latencies, [spec.percentile])[0])
-        return dict(latency_percentile_ms=float(pct), mean_latency_ms=float(r.mean_latency),
-                    ci95_ms=float(r.ci95), mean_batch_size=float(r.mean_batch_size),
+        pct = (getattr(r, f"p{spec.percentile:g}_ms") if summary
+               else percentiles(r.latencies_ms, [spec.percentile])[0])
+        return dict(latency_percentile_ms=float(pct), mean_latency_ms=float(r.mean_latency_ms),
+                    ci95_ms=float(r.ci95_ms), mean_batch_size=float(r.mean_batch_size),
                     utilization=float(r.utilization))
 
     def settings_text(self, spec, row) -> str:
