@@ -11,7 +11,7 @@ Times in any one unit (the presets use ms, so λ is per ms).
 * ``answers``     SLA answers, the operating point, cost, simulated sweeps, Triton delays
 * ``sim``         the discrete-event simulator (greedy and Triton-style batchers)
 * ``closed_loop`` N clients in a loop (perf_analyzer's fixed concurrency), several copies
-* ``closed_sim``  the closed-loop simulator
+* ``closed_sim``  the closed-loop simulator (records, and their summary)
 * ``traffic``     under other arrivals: which result answers, the MMPP-2 curve, the
                   operating point, "Poisson vs this traffic"
 * ``profile``     a measured batch profile, checked and sorted
@@ -31,7 +31,8 @@ import importlib
 from .. import OLD_NAMES
 from . import exact
 from .closed_loop import ClosedLoop, closed_loop
-from .closed_sim import ClosedLoopSimResult, simulate_closed_loop
+from .closed_sim import (ClosedLoopRecords, ClosedLoopSimResult, simulate_closed_loop,
+                         simulate_closed_loop_records, summarize_closed_loop)
 from .answers import (ENERGY, PRICE, TARGET, DelaySweep, OperatingPoint, RateSweep, Validation,
                       busy_split, cost_per_million, datasheet_power_w, delay_grid_ms,
                       largest_rate_below,
@@ -70,6 +71,7 @@ __all__ = [
     "Validation", "validation",
     "BatchingSimResult", "SimRecords", "simulate_batching", "simulate_records", "summarize",
     "ClosedLoop", "closed_loop", "ClosedLoopSimResult", "simulate_closed_loop",
+    "ClosedLoopRecords", "simulate_closed_loop_records", "summarize_closed_loop",
     "Mmpp2Batching", "mean_latency_mmpp2",
     "datasheet_power_w", "delay_grid_ms", "batch_size_grid", "sorted_profile",
     "TrafficComparison", "comparison_loads", "largest_rate_below", "loads_of_capacity",

@@ -17,7 +17,8 @@ import numpy as np
 from ..core.domains import (ALPHA, INSTANCES, N_BATCHES, N_CLIENTS, TAU0, THINK_TIME,
                             WARMUP_BATCHES, check_b_max)
 from ..core.jit import compiled
-from ..core.stats import N_GROUPS, ci95_half_width, percentiles
+from ..core.records import summary_of, warmup_count
+from ..core.stats import N_GROUPS, ci95_half_width
 
 THINK_LAWS = ("exponential", "deterministic")
 
@@ -171,19 +172,29 @@ def _scalar_int(domain, value, name):
     return int(arr)
 
 
-def simulate_closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1, *,
-                         n_batches=20_000, warmup=None, think="exponential",
-                         rng=None) -> ClosedLoopSimResult:
-    """Simulate the closed loop (all clients send at time 0) until ``n_batches`` batches
-    have completed after the warm-up (more when the last completions coincide).
+@dataclass(frozen=True)
+class ClosedLoopRecords:
+    """The counted part of one closed-loop run (after the warm-up), times in the unit of
+    α: per request, in the order the batches completed, its ``latency`` (arrival at the
+    queue to its batch's completion), ``wait`` (to its batch's start) and ``finish``; the
+    counted span's start ``span_start`` (the last warm-up batch's completion, 0 without a
+    warm-up), the copies' busy time summed over the span ``busy_copy_time``, the
+    batches counted and the copies."""
 
-    ``n_clients`` N, ``alpha``/``tau0`` (τ[b] = αb + τ0), ``b_max`` (None: unlimited),
-    ``think_time`` (mean time a client spends outside the server between a reply and its
-    next request, ``think`` = "exponential" or "deterministic"), ``instances`` (copies
-    sharing the queue): scalars.  ``warmup`` batches (default n_batches // 10) are left
-    out of every statistic.  ``rng``: a ``numpy.random.Generator`` (or a seed for
-    ``numpy.random.default_rng``).
-    """
+    latency: np.ndarray
+    wait: np.ndarray
+    finish: np.ndarray
+    span_start: float
+    busy_copy_time: float
+    n_batches: int
+    instances: int
+
+
+def simulate_closed_loop_records(n_clients, alpha, tau0, b_max=None, think_time=0.0,
+                                 instances=1, *, n_batches=20_000, warmup=None,
+                                 think="exponential", rng=None) -> ClosedLoopRecords:
+    """The closed loop's sample path (``simulate_closed_loop``'s arguments) as records;
+    ``summarize_closed_loop`` gives its summary."""
     n = _scalar_int(N_CLIENTS, n_clients, "n_clients")
     a = ALPHA.check(alpha)
     t0 = TAU0.check(tau0)
@@ -195,7 +206,10 @@ def simulate_closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, ins
         raise ValueError("b_max must be a single value to simulate")
     copies = _scalar_int(INSTANCES, instances, "instances")
     count = _scalar_int(N_BATCHES, n_batches, "n_batches")
-    warm = count // 10 if warmup is None else _scalar_int(WARMUP_BATCHES, warmup, "warmup")
+    # warm-up batches come before the counted ones (not out of them): only the default
+    # is the shared n // 10
+    warm = (warmup_count(count, None) if warmup is None
+            else _scalar_int(WARMUP_BATCHES, warmup, "warmup"))
     if think not in THINK_LAWS:
         raise ValueError(f"think must be one of {THINK_LAWS}, got {think!r}")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -226,28 +240,58 @@ def simulate_closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, ins
             latency, wait, finish = (np.concatenate([x, np.empty(x.size)])
                                      for x in (latency, wait, finish))
     done = ks[_N_REC]
-    return _summary(latency[:done], wait[:done], finish[:done], fs, int(ks[_COUNT_B]), copies)
+    return ClosedLoopRecords(latency[:done].copy(), wait[:done].copy(), finish[:done].copy(),
+                             float(fs[_T_START]), float(fs[_BUSY]), int(ks[_COUNT_B]), copies)
 
 
-def _summary(latency, wait, finish, fs, count, copies) -> ClosedLoopSimResult:
+def summarize_closed_loop(records: ClosedLoopRecords) -> ClosedLoopSimResult:
+    """The summary of a closed-loop run's records: the mean and percentiles of the latency
+    and the mean wait from the shared summary (``engine.core.records.summary_of``), 95 %
+    half-widths from batch means of consecutive requests (``core.stats.ci95_half_width``),
+    throughput X = requests / counted span with its half-width by the delta method from
+    the mean time between completions, E[B] = requests / batches, utilization = busy
+    copy-time / (copies × span)."""
+    latency, wait, finish = records.latency, records.wait, records.finish
     counted = latency.size
-    span = finish[-1] - fs[_T_START]
+    if counted == 0:
+        raise ValueError("records must hold at least one counted request")
+    span = finish[-1] - records.span_start
     throughput = counted / span if span > 0 else np.inf
     edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
     ok = counted >= N_GROUPS
     if ok:
         ci, reliable = ci95_half_width(np.add.reduceat(latency, edges[:-1]), counted)
         ci_wait, _ = ci95_half_width(np.add.reduceat(wait, edges[:-1]), counted)
-        gaps = np.diff(np.concatenate([[fs[_T_START]], finish]))
+        gaps = np.diff(np.concatenate([[records.span_start], finish]))
         ci_gap, _ = ci95_half_width(np.add.reduceat(gaps, edges[:-1]), counted)
         ci_x = throughput * throughput * ci_gap if np.isfinite(throughput) else np.inf
     else:
         ci, ci_wait, reliable, ci_x = np.inf, np.inf, False, np.inf
-    p50, p95, p99 = percentiles(latency.copy())
+    lat = summary_of(latency)
     return ClosedLoopSimResult(
         throughput=float(throughput), ci95_throughput=float(ci_x),
-        mean_latency=float(latency.mean()), ci95=float(ci), p50=float(p50), p95=float(p95),
-        p99=float(p99), mean_wait=float(wait.mean()), ci95_wait=float(ci_wait),
-        mean_batch_size=counted / count,
-        utilization=float(fs[_BUSY] / (copies * span)) if span > 0 else 1.0,
-        n_requests=int(counted), n_batches=int(count), ci_reliable=bool(reliable))
+        mean_latency=lat.mean, ci95=float(ci), p50=lat.p50, p95=lat.p95, p99=lat.p99,
+        mean_wait=summary_of(wait).mean, ci95_wait=float(ci_wait),
+        mean_batch_size=counted / records.n_batches,
+        utilization=(float(records.busy_copy_time / (records.instances * span))
+                     if span > 0 else 1.0),
+        n_requests=int(counted), n_batches=int(records.n_batches), ci_reliable=bool(reliable))
+
+
+def simulate_closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1, *,
+                         n_batches=20_000, warmup=None, think="exponential",
+                         rng=None) -> ClosedLoopSimResult:
+    """Simulate the closed loop (all clients send at time 0) until ``n_batches`` batches
+    have completed after the warm-up (more when the last completions coincide).
+
+    ``n_clients`` N, ``alpha``/``tau0`` (τ[b] = αb + τ0), ``b_max`` (None: unlimited),
+    ``think_time`` (mean time a client spends outside the server between a reply and its
+    next request, ``think`` = "exponential" or "deterministic"), ``instances`` (copies
+    sharing the queue): scalars.  ``warmup`` batches (default n_batches // 10) are left
+    out of every statistic.  ``rng``: a ``numpy.random.Generator`` (or a seed for
+    ``numpy.random.default_rng``).  The records and their summary:
+    ``simulate_closed_loop_records``, ``summarize_closed_loop``.
+    """
+    return summarize_closed_loop(simulate_closed_loop_records(
+        n_clients, alpha, tau0, b_max, think_time, instances, n_batches=n_batches,
+        warmup=warmup, think=think, rng=rng))

@@ -15,9 +15,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..core.arrival_input import arrival_rate, arrival_times, is_arrival_process
+from ..core.arrival_input import arrival_rate, is_arrival_process
 from ..core.domains import ALPHA, DELAY, LAM, N_JOBS, PREFERRED, TAU0, WARMUP, check_b_max
 from ..core.jit import BACKEND, choose, compiled
+from ..core.records import drawn_arrivals, warmup_count
 from ..core.renamed import renamed_attribute
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
@@ -280,7 +281,7 @@ def _run(setup: _Setup, seed, warmup: int, lat_store, rec=None):
     n = setup.n_jobs
     times = setup.arrivals
     if setup.process is not None:               # drawn once, from a child of the run's rng
-        times = arrival_times(setup.process, n, rng)
+        times = drawn_arrivals(None, n, rng, setup.process)
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
     rec_start, rec_finish, rec_first, rec_size = rec if rec is not None else (
         empty_f, empty_f, empty_i, empty_i)
@@ -357,7 +358,7 @@ def summarize(records: SimRecords, warmup_jobs: int = 0,
     short run whose counted jobs all joined one earlier batch still has one).
     """
     n = records.arrival.size
-    warmup_jobs = int(min(WARMUP.check(warmup_jobs), n - 1))
+    warmup_jobs = warmup_count(n, WARMUP.check(warmup_jobs))
     counted = n - warmup_jobs
     latency = records.latency[warmup_jobs:]
     wait = records.wait[warmup_jobs:]
@@ -402,8 +403,7 @@ def simulate_batching(lam, alpha=None, tau0=None, b_max=None, n_jobs=200_000, se
     setup = _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,
                    preferred_batch_size, backend, arrivals)
     n = setup.n_jobs
-    warmup = n // 10 if warmup_jobs is None else int(WARMUP.check(warmup_jobs))
-    warmup = min(warmup, n - 1)
+    warmup = warmup_count(n, None if warmup_jobs is None else WARMUP.check(warmup_jobs))
     counted = n - warmup
     lat_store = np.empty(counted, dtype=np.float64 if return_latencies else np.float32)
     acc, group_lat, group_wait, _, _, _ = _run(setup, seed, warmup, lat_store)

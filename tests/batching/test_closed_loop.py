@@ -251,3 +251,24 @@ def test_simulator_rejects_bad_arguments():
         simulate_closed_loop([4, 5], 1.0, 1.0)
     with pytest.raises(ValueError, match="n_batches"):
         simulate_closed_loop(4, 1.0, 1.0, n_batches=0)
+
+
+def test_closed_loop_summary_of_records_by_hand():
+    """summarize_closed_loop on hand-made records: the mean, np.percentile's p50/p95/p99,
+    X = requests / span, E[B] = requests / batches, utilization = busy / (copies × span);
+    fewer than the CI's groups: infinite half-widths, flagged unreliable."""
+    latency = np.array([3.0, 1.0, 2.0, 6.0, 4.0])
+    wait = latency - 1.0
+    finish = np.array([2.0, 3.0, 5.0, 7.0, 12.0])
+    rec = closed_sim.ClosedLoopRecords(latency, wait, finish, span_start=2.0,
+                                       busy_copy_time=15.0, n_batches=2, instances=2)
+    r = closed_sim.summarize_closed_loop(rec)
+    assert r.mean_latency == pytest.approx(3.2) and r.mean_wait == pytest.approx(2.2)
+    assert (r.p50, r.p95, r.p99) == pytest.approx(tuple(np.percentile(latency, [50, 95, 99])))
+    assert r.throughput == pytest.approx(5 / 10.0) and r.mean_batch_size == 2.5
+    assert r.utilization == pytest.approx(15.0 / (2 * 10.0))
+    assert r.n_requests == 5 and r.n_batches == 2
+    assert np.isinf(r.ci95) and np.isinf(r.ci95_throughput) and not r.ci_reliable
+    with pytest.raises(ValueError, match="records"):
+        closed_sim.summarize_closed_loop(closed_sim.ClosedLoopRecords(
+            np.empty(0), np.empty(0), np.empty(0), 0.0, 0.0, 1, 1))

@@ -551,6 +551,15 @@ def test_simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches
     assert 0 <= r.utilization <= 1 + 1e-9 + rounding / tau1
     assert 0 < r.throughput and r.n_requests >= r.n_batches
     tally(b_closed_sim.simulate_closed_loop)
+    # the same run as records, summarised by the shared summary: the same numbers
+    rec = b_closed_sim.simulate_closed_loop_records(**kw, think=think,
+                                                    rng=np.random.default_rng(seed))
+    assert b_closed_sim.summarize_closed_loop(rec) == r
+    assert rec.latency.size == r.n_requests and rec.n_batches == r.n_batches
+    assert np.all(rec.wait <= rec.latency) and np.all(np.diff(rec.finish) >= 0)
+    assert rec.finish[0] >= rec.span_start and rec.instances == instances
+    tally(b_closed_sim.simulate_closed_loop_records)
+    tally(b_closed_sim.summarize_closed_loop)
     p, bad = corrupt(data, kw, CLOSED_SIM_DOMAINS)
     rejects((b_closed_sim.simulate_closed_loop,), p, bad, rng=0)
     raises_naming("think", b_closed_sim.simulate_closed_loop, n, alpha, tau0, think="gamma")
@@ -632,6 +641,9 @@ FUZZED = {
         "closed_loop": test_closed_loop, "ClosedLoop": (test_closed_loop, "closed_loop")},
     b_closed_sim: {
         "simulate_closed_loop": test_simulate_closed_loop,
+        "simulate_closed_loop_records": test_simulate_closed_loop,
+        "summarize_closed_loop": test_simulate_closed_loop,
+        "ClosedLoopRecords": (test_simulate_closed_loop, "simulate_closed_loop_records"),
         "ClosedLoopSimResult": (test_simulate_closed_loop, "simulate_closed_loop")},
     b_sim: {
         "simulate_batching": test_simulate_batching, "simulate_records": test_simulate_batching,
