@@ -269,7 +269,7 @@ def test_expected_max_tokens_of_a_law_whose_top_quantiles_share_a_log():
 # ------------------------------------------------------------ ValueError naming the parameter
 
 @pytest.mark.parametrize("kw,name", [
-    (dict(beta="x", c0=1.0), "beta"), (dict(beta=1.0, c0="x"), "c0"),
+    (dict(beta_j="x", c0_j=1.0), "beta_j"), (dict(beta_j=1.0, c0_j="x"), "c0_j"),
     (dict(b_max="x"), "b_max"), (dict(n_points=-1), "n_points"),
     (dict(max_fraction=-0.5), "max_fraction"), (dict(max_fraction=math.nan), "max_fraction")])
 def test_load_curves_names_a_bad_argument(kw, name):

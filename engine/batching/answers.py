@@ -18,18 +18,20 @@ from .formulas import (RATE_PER_S, capacity, efficiency_from_batch_size, load_in
                        per_ms_to_per_s)
 from .sim import simulate_batching
 from .means import mean_latency, stationary
-from ..core.renamed import renamed_attribute
+from ..core.renamed import renamed_attribute, renamed_keywords
 from ..core.domains import (ALPHA, BATCH_ENERGY_J as ENERGY, BATCH_POWER_W as POWER,
                             BATCH_PRICE as PRICE, BATCH_TARGET_MS as TARGET, DELAY, LAM, TAU0,
                             check_b_max)
 
 
-def max_rate_for_mean_latency(target_ms, alpha, tau0, b_max=None) -> float:
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms")
+def max_rate_for_mean_latency(target_ms, alpha_ms, tau0_ms, b_max=None) -> float:
     """Largest λ (per ms) with exact E[W] ≤ target: root of E[W](λ) = target.
 
     E[W] increases in λ (tested), from α + τ0 at λ = 0 to ∞ at capacity; 0 if
     even a lone job misses the target (α + τ0 > target).
     """
+    alpha, tau0 = alpha_ms, tau0_ms
     target = float(TARGET.check(target_ms))
     alpha, tau0 = float(ALPHA.check(alpha)), float(TAU0.check(tau0))
     b = check_b_max(b_max)
@@ -81,8 +83,10 @@ def rate_seed(seed, i: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(i,))
 
 
-def simulate_rate(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=None, **policy):
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def simulate_rate(lam_per_ms, alpha_ms, tau0_ms, b_max=None, n_jobs=200_000, seed=None, **policy):
     """One point of a sweep: the simulation summary, or None when λ is unstable (or 0)."""
+    lam, alpha, tau0 = lam_per_ms, alpha_ms, tau0_ms
     lam = float(LAM.check(lam))
     cap = float(capacity(alpha, tau0, b_max))     # checks them at λ = 0 too
     if not 0.0 < lam < cap:
@@ -99,7 +103,8 @@ def sweep_from_results(lam, results) -> RateSweep:
     return RateSweep(lam_per_ms=lam, ci_reliable=reliable, **cols)
 
 
-def simulate_rates(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=0,
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def simulate_rates(lam_per_ms, alpha_ms, tau0_ms, b_max=None, n_jobs=200_000, seed=0,
                    progress: Callable[[float], None] | None = None, **policy) -> RateSweep:
     """Simulate each rate in ``lam`` (point i uses the stream ``rate_seed(seed, i)``).
 
@@ -107,6 +112,7 @@ def simulate_rates(lam, alpha, tau0, b_max=None, n_jobs=200_000, seed=0,
     ``engine.batching.sim.simulate_batching``.  ``progress(fraction)`` is called after
     each point.  Unstable rates give ``inf`` statistics without simulating.
     """
+    lam, alpha, tau0 = lam_per_ms, alpha_ms, tau0_ms
     lam = np.atleast_1d(np.asarray(lam, dtype=float))
     results = []
     for i, x in enumerate(lam):
@@ -174,7 +180,8 @@ def delay_grid_ms(alpha_ms, tau0_ms, n_points=13) -> tuple:
     return tuple(round(float(x), 4) for x in np.linspace(0.0, top, int(n_points)))
 
 
-def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def sweep_queue_delay(lam_per_ms, alpha_ms, tau0_ms, b_max, preferred_batch_size, delays_ms,
                       n_jobs=200_000, seed=0,
                       progress: Callable[[float], None] | None = None) -> DelaySweep:
     """p99 and mean latency of the Triton-style batcher for each max queue delay.
@@ -182,6 +189,7 @@ def sweep_queue_delay(lam, alpha, tau0, b_max, preferred_batch_size, delays_ms,
     All delays replay the same arrivals (one seed), so differences are due to the
     policy, not to sampling noise.
     """
+    lam, alpha, tau0 = lam_per_ms, alpha_ms, tau0_ms
     delays = np.atleast_1d(DELAY.check(delays_ms, "delays_ms"))
     out = np.empty((3, delays.size))
     for i, d in enumerate(delays):
@@ -257,10 +265,12 @@ class Validation:
     loads = renamed_attribute("loads_per_ms")
 
 
-def validation(alpha, tau0, b_max=None, n_jobs=200_000, seed=7,
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms")
+def validation(alpha_ms, tau0_ms, b_max=None, n_jobs=200_000, seed=7,
                fractions=(0.3, 0.6, 0.85)) -> Validation:
     """φ against the exact mean on 100 loads up to 99% of 1/α (Theorem 2 bounds it), and
     the exact mean against simulation at ``fractions`` of the capacity."""
+    alpha, tau0 = alpha_ms, tau0_ms
     c = load_curves(alpha, tau0, None, n_points=100, max_fraction=0.99)
     gap = float(np.max((c.phi_ms - c.mean_latency_ms) / c.mean_latency_ms))
     loads = np.asarray(fractions, dtype=float) * float(capacity(alpha, tau0, b_max))
@@ -299,7 +309,8 @@ class OperatingPoint:
         return 1.0 - self.utilization
 
 
-def busy_split(utilization, mean_batch_size, alpha, tau0) -> tuple[float, float]:
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms")
+def busy_split(utilization, mean_batch_size, alpha_ms, tau0_ms) -> tuple[float, float]:
     """The GPU's busy time split into per-job work and per-batch overhead (shares of all time).
 
     A batch of b jobs takes αb + τ0, so of the busy share u the part αE[B]/(αE[B] + τ0)
@@ -308,6 +319,7 @@ def busy_split(utilization, mean_batch_size, alpha, tau0) -> tuple[float, float]
     small and τ0 is paid often, which is why the GPU can be busy all the time at ρ = 0.5.
     Unbounded batches (E[B] = ∞, beyond capacity without b_max) are all work.
     """
+    alpha, tau0 = alpha_ms, tau0_ms
     u, eb = float(utilization), float(mean_batch_size)
     if not np.isfinite(eb):
         return u, 0.0

@@ -13,7 +13,7 @@ import numpy as np
 from .formulas import (capacity, efficiency_from_batch_size, energy_efficiency_bound, phi0,
                        phi1, utilization_bound)
 from .means import mean_latency, stationary
-from ..core.renamed import renamed_attribute
+from ..core.renamed import renamed_attribute, renamed_keywords
 from ..core.domains import (BETA, C0, CURVE_MAX_FRACTION as MAX_FRACTION,
                             CURVE_POINTS as N_POINTS, check_b_max)
 
@@ -47,20 +47,22 @@ class LoadCurves:
     energy_efficiency_bound = renamed_attribute("energy_efficiency_bound_per_j")
 
 
-def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms", beta="beta_j", c0="c0_j")
+def load_curves(alpha_ms, tau0_ms, b_max=None, beta_j=None, c0_j=None, n_points=None,
                 max_fraction=None) -> LoadCurves:
     """Everything on ``n_points`` loads from 0.5% to ``max_fraction`` of capacity.
 
     Defaults: 200 points to 99% for b_max = ∞ (one vectorised series), 100 points
     to 97% for a finite b_max (one banded solve per point).  Energy needs β and c0.
     """
+    alpha, tau0, beta, c0 = alpha_ms, tau0_ms, beta_j, c0_j
     finite = bool(np.isfinite(check_b_max(b_max)))
     n_points = int(N_POINTS.check((100 if finite else 200) if n_points is None else n_points))
     max_fraction = float(MAX_FRACTION.check(
         (0.97 if finite else 0.99) if max_fraction is None else max_fraction))
     energy = beta is not None and c0 is not None
     if energy:
-        beta, c0 = float(BETA.check(beta)), float(C0.check(c0))
+        beta, c0 = float(BETA.check(beta, "beta_j")), float(C0.check(c0, "c0_j"))
     cap = float(capacity(alpha, tau0, b_max))
     lam = cap * np.linspace(0.005, max_fraction, n_points)
     st = stationary(lam, alpha, tau0, b_max)
@@ -76,8 +78,10 @@ def load_curves(alpha, tau0, b_max=None, beta=None, c0=None, n_points=None,
         if energy else None)
 
 
-def b_max_family(alpha, tau0, b_values, n_points=60, max_fraction=0.99):
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms")
+def b_max_family(alpha_ms, tau0_ms, b_values, n_points=60, max_fraction=0.99):
     """[(b_max, λ grid, exact E[W])] for each finite b_max, up to its own capacity."""
+    alpha, tau0 = alpha_ms, tau0_ms
     n_points = int(N_POINTS.check(n_points))
     max_fraction = float(MAX_FRACTION.check(max_fraction))
     out = []

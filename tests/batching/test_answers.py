@@ -180,3 +180,43 @@ def test_old_result_names_read_the_unit_suffixed_fields():
                 warnings.simplefilter("error")
                 want = getattr(result, new)
             assert np.array_equal(np.asarray(got), np.asarray(want)), (type(result), old)
+
+
+def test_old_keyword_names_give_the_same_numbers():
+    """Keywords renamed to carry their unit (lam → lam_per_ms, alpha → alpha_ms, tau0 →
+    tau0_ms, beta → beta_j, c0 → c0_j) still work, with a DeprecationWarning, and answer
+    the same numbers."""
+    from engine.batching import (b_max_family, busy_split, load_curves,
+                                 max_rate_for_mean_latency, simulate_rate, simulate_rates,
+                                 sweep_queue_delay, validation)
+
+    alpha, tau0 = V100
+    lam = 0.5 / alpha
+    with pytest.warns(DeprecationWarning, match="_ms|_j"):
+        old = load_curves(alpha=alpha, tau0=tau0, beta=0.5, c0=1.0, n_points=5)
+    new = load_curves(alpha_ms=alpha, tau0_ms=tau0, beta_j=0.5, c0_j=1.0, n_points=5)
+    assert np.array_equal(old.mean_latency_ms, new.mean_latency_ms)
+    assert np.array_equal(old.energy_efficiency_per_j, new.energy_efficiency_per_j)
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        fam = b_max_family(alpha=alpha, tau0=tau0, b_values=[4])
+    assert np.array_equal(fam[0][2], b_max_family(alpha, tau0, [4])[0][2])
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        assert max_rate_for_mean_latency(10.0, alpha=alpha, tau0=tau0) == \
+            max_rate_for_mean_latency(10.0, alpha, tau0)
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        assert busy_split(0.9, 8.0, alpha=alpha, tau0=tau0) == busy_split(0.9, 8.0, alpha, tau0)
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        run = simulate_rate(lam=lam, alpha=alpha, tau0=tau0, n_jobs=2_000, seed=1)
+    assert run == simulate_rate(lam, alpha, tau0, n_jobs=2_000, seed=1)
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        sweep = simulate_rates(lam=[lam], alpha=alpha, tau0=tau0, n_jobs=2_000, seed=1)
+    assert np.array_equal(sweep.p99_ms,
+                          simulate_rates([lam], alpha, tau0, n_jobs=2_000, seed=1).p99_ms)
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        d = sweep_queue_delay(lam=lam, alpha=alpha, tau0=tau0, b_max=16,
+                              preferred_batch_size=8, delays_ms=(0.0, 1.0), n_jobs=2_000)
+    assert np.array_equal(d.p99_ms, sweep_queue_delay(lam, alpha, tau0, 16, 8, (0.0, 1.0),
+                                                      n_jobs=2_000).p99_ms)
+    with pytest.warns(DeprecationWarning, match="_ms"):
+        v = validation(alpha=alpha, tau0=tau0, n_jobs=2_000, fractions=(0.5,))
+    assert v == validation(alpha, tau0, n_jobs=2_000, fractions=(0.5,))
