@@ -40,7 +40,7 @@ def gpu_mu(alpha_ms: float, tau0_ms: float, target_ms: float) -> float:
 def answers(s) -> dict:
     """Fewest replicas by eq 7, by M/M/n and for a steady state; λ/μ
     (``engine.sla.replica_answers``)."""
-    return sla.replica_answers(s.lam, s.mu, s.rt, s.percentile, *s.delays, s.service)
+    return s.model.replica_answers(s.rt, s.percentile)
 
 
 def curve_top(s) -> float:
@@ -56,16 +56,16 @@ def sim_requests(n: float) -> int:
     return sla.sim_requests(n)
 
 
-def n_grid(lam: float, mu: float, top: float) -> np.ndarray:
-    """Replica counts on the curves (``engine.sla.replica_grid``)."""
-    return sla.replica_grid(lam, mu, top)
+def n_grid(s, top: float) -> np.ndarray:
+    """Replica counts on the curves (``RandomDispatch.replica_grid``)."""
+    return s.model.replica_grid(top)
 
 
 @memo(CACHE_SIZE)
 @long_running
 def n_curves(s, top: float) -> dict:
-    """Analytic curves against n (``engine.sla.replica_curves``)."""
-    return sla.replica_curves(s.lam, s.mu, s.rt, s.percentile, *s.delays, s.service, top)
+    """Analytic curves against n (``RandomDispatch.replica_curves``)."""
+    return s.model.replica_curves(s.rt, s.percentile, top)
 
 
 def resolved_curve(n, miss) -> tuple:
@@ -75,12 +75,12 @@ def resolved_curve(n, miss) -> tuple:
 
 def sim_grid(s, simulate: bool) -> tuple:
     """The replica counts simulated (``engine.sla.sim_grid``)."""
-    return sla.sim_grid(s.lam, s.mu, answers(s)["approx"], simulate)
+    return s.model.sim_grid(answers(s)["approx"], simulate)
 
 
 def can_simulate(s, n: int, simulate: bool) -> bool:
     """Whether the what-if point n is simulated (``engine.sla.simulable``)."""
-    return sla.simulable(s.lam, s.mu, n, simulate)
+    return s.model.simulable(n, simulate)
 
 
 # A result keeps its sorted response times (~3 MB per 200,000 requests): few
@@ -94,11 +94,10 @@ def arrivals_of(s):
 @memo(48, ttl=3600)
 @heavy
 def sim_point(s, n: float, n_requests: int):
-    """One random-retry simulation (``engine.sla.simulate_dispatch``) under the scenario's
+    """One random-retry simulation (``RandomDispatch.simulate``) under the scenario's
     arrivals, seeded by n."""
-    return sla.simulate_dispatch("random_retry", s.lam, s.service, int(n), *s.delays,
-                                 n_requests=n_requests, seed=(SEED, int(n)),
-                                 arrivals=arrivals_of(s))
+    return s.model.simulate(int(n), "random_retry", n_requests, seed=(SEED, int(n)),
+                            arrivals=arrivals_of(s))
 
 
 def _sim_at(s, n: float):
@@ -120,16 +119,14 @@ def _sim_or_none(s, n: int, simulate: bool):
 
 @memo(CACHE_SIZE)
 def cdf_curves(s, n: int, simulate: bool) -> dict:
-    """Response-time CDFs at n replicas (``engine.sla.cdf_curves``)."""
-    return sla.cdf_curves(s.lam, s.mu, n, s.rt, *s.delays, s.service,
-                          _sim_or_none(s, n, simulate))
+    """Response-time CDFs at n replicas (``RandomDispatch.cdf_curves``)."""
+    return s.model.cdf_curves(s.rt, n, _sim_or_none(s, n, simulate))
 
 
 @memo(CACHE_SIZE)
 def at_replicas(s, n: int, simulate: bool) -> dict:
-    """The what-if numbers at n replicas (``engine.sla.at_replicas``)."""
-    return sla.at_replicas(s.lam, s.mu, n, s.rt, *s.delays, s.service,
-                           _sim_or_none(s, n, simulate))
+    """The what-if numbers at n replicas (``RandomDispatch.at_replicas``)."""
+    return s.model.at_replicas(s.rt, n, _sim_or_none(s, n, simulate))
 
 
 def synthetic_interval(hours: float, interval_s: float) -> float:
@@ -148,7 +145,6 @@ def synthetic_trace(mean_rate: float, hours: float, interval_s: float, amplitude
 def plan(s, p) -> sla.ReplicaPlan:
     """Autoscaled replicas over the trace of ``p`` (``inputs.PlanInputs``, eq 7), against
     static peak provisioning."""
-    return sla.plan_replicas(np.asarray(p.trace.rates), s.mu, s.rt, s.percentile, *s.delays,
-                             s.service, interval_s=p.trace.interval_s,
-                             provisioning_delay=p.provisioning_s, headroom=p.headroom,
-                             cost_per_gpu_hour=p.usd_per_gpu_hour)
+    return s.model.plan(np.asarray(p.trace.rates), s.rt, s.percentile,
+                        interval_s=p.trace.interval_s, provisioning_delay=p.provisioning_s,
+                        headroom=p.headroom, cost_per_gpu_hour=p.usd_per_gpu_hour)

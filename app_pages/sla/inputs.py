@@ -5,7 +5,6 @@ The page takes times in ms; the dataclasses hold seconds (``engine.sla.s_from_ms
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -61,27 +60,23 @@ FIELDS = [MU_SOURCE, MU, GPU_TARGET, LAW, SIGMA, LAM, D1, D2, DELTA, PCT, RT, N,
 
 @dataclass(frozen=True)
 class Scenario:
-    """Everything the replica answers depend on (seconds, per second)."""
+    """Everything the replica answers depend on: the model (``engine.sla.RandomDispatch``,
+    seconds, per second), the SLA and the arrival process."""
 
-    lam: float                 # arrival rate, requests/s
-    mu: float                  # service rate of one replica, requests/s
-    law: str                   # service-time law (engine.sla.SERVICE_LAWS)
-    sigma: float               # log-sd of a lognormal law
-    d1: float                  # frontend → backend, s
-    d2: float                  # backend → frontend, s
-    delta: float               # pause before a retry, s
-    percentile: float          # SLA percentile p, %
-    rt: float                  # SLA response time RT, s
-    arrivals: ArrivalChoice = POISSON      # the arrival process (ui.arrivals_input)
+    model: sla.RandomDispatch          # load, μ, service law, dispatch delays
+    percentile: float                  # SLA percentile p, %
+    rt: float                          # SLA response time RT, s
+    arrivals: ArrivalChoice = POISSON  # the arrival process (ui.arrivals_input)
 
-    @functools.cached_property
-    def service(self):
-        # built once per scenario: a frozen scipy law is slow to construct
-        return sla.service_law(self.law, 1.0 / self.mu, self.sigma)
-
-    @property
-    def delays(self) -> tuple:
-        return self.d1, self.d2, self.delta
+    # the model's parameters, read by name in the page's text
+    lam = property(lambda self: self.model.rate_per_s, doc="arrival rate, requests/s")
+    mu = property(lambda self: self.model.mu_per_s, doc="service rate of one replica")
+    law = property(lambda self: self.model.law, doc="service-time law")
+    sigma = property(lambda self: self.model.sigma, doc="log-sd of a lognormal law")
+    d1 = property(lambda self: self.model.d1_s, doc="frontend → backend, s")
+    d2 = property(lambda self: self.model.d2_s, doc="backend → frontend, s")
+    delta = property(lambda self: self.model.delta_s, doc="pause before a retry, s")
+    service = property(lambda self: self.model.service, doc="the service-time law")
 
     @property
     def label(self) -> str:
@@ -172,8 +167,9 @@ def scenario(mu: float, arrivals: ArrivalChoice = POISSON) -> Scenario:
     """The sidebar's scenario at service rate ``mu`` under ``arrivals``, times in s."""
     ss = st.session_state
     d1, d2, delta, rt = (float(sla.s_from_ms(ss[f.key])) for f in (D1, D2, DELTA, RT))
-    return Scenario(float(ss[LAM.key]), mu, ss[LAW.key], float(ss[SIGMA.key]), d1, d2, delta,
-                    float(ss[PCT.key]), rt, arrivals)
+    model = sla.RandomDispatch(float(ss[LAM.key]), mu, d1, d2, delta, ss[LAW.key],
+                               float(ss[SIGMA.key]))
+    return Scenario(model, float(ss[PCT.key]), rt, arrivals)
 
 
 def trace_input(lam: float) -> Trace:

@@ -163,7 +163,7 @@ def at_replicas(args: tuple, baseline, n_stable: int, page: tuple) -> None:
     (``st.fragment``).  ``page``: (the page's result rows, the trace's label, (the
     scenario, the pinned baseline) as ``ui.compare`` keeps them)."""
     ss, (s, top, simulate, _) = st.session_state, args
-    n = inputs.replicas_slider(int(data.n_grid(s.lam, s.mu, top)[-1]))
+    n = inputs.replicas_slider(int(data.n_grid(s, top)[-1]))
     at = data.at_replicas(s, n, simulate)
     if not at["stable"]:
         st.error(f"Too few replicas: {plain_number(s.lam, 4)} requests/s is at or beyond what "

@@ -29,20 +29,18 @@ def central_wait(s, n: int, simulate: bool) -> dict:
     """Mean wait before service (ms, the trip d1 included) of one central FIFO queue at n
     replicas: simulated under the scenario's arrivals (when simulated) and by the
     GI/G/n approximation (``engine.sla.central_mean_wait_s``)."""
-    approx = float(sla.ms_from_s(sla.central_mean_wait_s(s.lam, s.mu, n, s.d1,
-                                                         s.arrivals.scv, s.service)))
+    approx = float(sla.ms_from_s(s.model.central_mean_wait_s(s.arrivals.scv, n)))
     sim = None
     if data.can_simulate(s, n, simulate):
-        run = sla.simulate_dispatch("central_queue", s.lam, s.service, int(n), s.d1, s.d2,
-                                    s.delta, n_requests=data.sim_requests(n),
-                                    seed=(SEED, int(n)), arrivals=data.arrivals_of(s))
+        run = s.model.simulate(int(n), "central_queue", data.sim_requests(n),
+                               seed=(SEED, int(n)), arrivals=data.arrivals_of(s))
         sim = float(sla.ms_from_s(run.mean_waiting))
     return {"approx": approx, "sim": sim}
 
 
 def wait_rows(s, n: int, simulate: bool) -> list:
     """The what-if rows of the central queue's mean wait at n replicas."""
-    if sla.utilization(s.lam, s.mu, n) >= 1.0:
+    if s.model.utilization(n) >= 1.0:
         return []
     w = central_wait(s, n, simulate)
     head = f"Mean wait with {n} replicas, one central queue"
@@ -62,8 +60,8 @@ def replicas_needed(s, bar=None) -> dict:
         if bar is not None:
             bar.progress(done, f"{s.arrivals.label}: simulating {n} replicas…")
 
-    return sla.fewest_simulated(lambda n: _within(s, n), s.lam, s.mu,
-                                data.answers(s)["approx"], s.percentile, progress)
+    return s.model.fewest_simulated(lambda n: _within(s, n), data.answers(s)["approx"],
+                                    s.percentile, progress)
 
 
 @memo(16)

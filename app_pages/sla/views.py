@@ -59,7 +59,7 @@ ERRATA = [
 def _replicas(s, top, simulate, n, baseline) -> list:
     cur = data.n_curves(s, top)
     sim = data.sim_sweep(s, data.sim_grid(s, simulate))
-    capacity = float(sla.offered_load(s.lam, s.mu))
+    capacity = float(s.model.offered_load())
     fix = None if cur["n_fix"] is None else (cur["n_fix"], cur["miss_fix"])
     return [("sla_vs_replicas", figs.miss_figure(
                 cur["n"], cur["miss_eq7"], cur["miss_mmn"], percentile=s.percentile,
@@ -79,7 +79,7 @@ def _waiting(s, cur, sim, capacity, printed: bool):
 def _paper(s, top, simulate) -> list:
     cur = data.n_curves(s, top)
     sim = data.sim_sweep(s, data.sim_grid(s, simulate))
-    capacity = float(sla.offered_load(s.lam, s.mu))
+    capacity = float(s.model.offered_load())
     return [("paper_vs_model_waiting", _waiting(s, cur, sim, capacity, printed=True))]
 
 

@@ -10,6 +10,8 @@ docs/models/sla.md.
 * ``central``   one central queue's mean wait under any arrivals (GI/G/n)
 * ``gpu``       the service rate of one GPU at a mean-latency target
 * ``traces``    load traces and replica plans over them
+* ``random_dispatch``  ``RandomDispatch``: the model's parameters bound once, the
+                answers and the simulator as its methods
 * ``sim``       the dispatch simulator; any arrival process
                 or a replayed trace with ``arrivals=``, beside it the GI/G/n (Allen–Cunneen)
                 and GI/G/1 (Kingman) approximations of ``engine.core.two_moment``
@@ -41,6 +43,7 @@ from .gpu import gpu_service_rate  # noqa: F401
 from .curves import (CDF_POINTS, CURVE_POINTS, FIX_MAX_C_MU, FIX_MAX_N, FIX_POINTS,  # noqa: F401
                      cdf_curves, correction_applies, curve_top, replica_curves, replica_grid,
                      resolved_curve)
+from .random_dispatch import RandomDispatch  # noqa: F401
 from .replicas import (erlang_c_min_servers, fewest_meeting, min_backends,  # noqa: F401
                        offered_load, stable_replicas)
 from .sim import (BACKEND, POLICIES, DispatchRecords, DispatchSimResult,  # noqa: F401

@@ -9,7 +9,8 @@ from engine.core import domains as dom
 from engine.core.domains import ARRIVAL_SCV
 from engine.core import service_laws as core_laws
 from engine.core import units as core_units
-from engine.sla import answers, cdfs, central, checks, curves, gpu, replicas, traces
+from engine.sla import (answers, cdfs, central, checks, curves, gpu, random_dispatch, replicas,
+                       traces)
 from engine.sla import sim as sla_sim
 from engine.batching import answers as b_answers
 from tests.fuzzing import *  # noqa: F401,F403 (settings, checks, engine modules, domains)
@@ -381,6 +382,73 @@ def test_sla_page_answers(mu, whole, part, d1, d2, delta, p, service, n_at, ca2,
     raises_naming("rt", answers.at_replicas, lam, mu, n, -1.0, *d, service)
 
 
+# ============================================================ engine.sla.RandomDispatch
+
+# One solve of each kind a case (min_backends ~5 ms, response_percentile ~0.2 s, a
+# 2,000-request simulation): ~2 s; at least one replica beyond the first stable count.
+@fuzz(24)
+@given(valid(MU, low=1.0, high=100.0), st.integers(0, 20), st.floats(0.0, 0.5),
+       valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01),
+       st.sampled_from(sla.SERVICE_LAWS), st.floats(0.1, 2.0), valid(PERCENTILE, high=99.9),
+       st.integers(2, 30), st.data())
+def test_random_dispatch(mu, whole, part, d1, d2, delta, law, sigma, p, extra, data):
+    """RandomDispatch: each method is its module function with the bound parameters
+    (numpy.polynomial's two layers), the service law built from the name with mean 1/μ,
+    equal models hash equal, and a bad field raises naming it."""
+    lam = (whole + part) * mu
+    m = random_dispatch.RandomDispatch(lam, mu, d1, d2, delta, law, sigma)
+    d = (d1, d2, delta)
+    service = sla.service_law(law, 1.0 / mu, sigma)
+    assert m == random_dispatch.RandomDispatch(lam, mu, d1, d2, delta, law, sigma)
+    assert hash(m) == hash(random_dispatch.RandomDispatch(lam, mu, d1, d2, delta, law, sigma))
+    assert close(service if law == "deterministic" else service.mean(),
+                 m.service if law == "deterministic" else m.service.mean())
+    n = int(sla.stable_replicas(lam, mu)) + extra
+    bound = m.with_replicas(n)
+    rt = 10.0 * (1.0 / mu + d1)
+    assert bound.n == n and bound.utilization() == sla.utilization(lam, mu, n)
+    assert m.offered_load() == sla.offered_load(lam, mu)
+    assert m.stable_replicas() == sla.stable_replicas(lam, mu)
+    assert m.min_backends(rt, p) == sla.min_backends(lam, mu, rt, p, *d, service)
+    assert m.erlang_c_min_servers(rt, p) == sla.erlang_c_min_servers(lam, mu, rt, p)
+    t = np.linspace(0.0, 2 * rt, 5)
+    assert np.array_equal(bound.response_cdf(t), sla.response_cdf(t, lam, mu, n, *d, service))
+    assert np.array_equal(bound.mmn_response_cdf(t), sla.mmn_response_cdf(t, lam, mu, n))
+    assert bound.waiting_percentile(p, printed=True) == sla.waiting_percentile(
+        p, lam, mu, n, *d, printed=True)
+    assert m.waiting_percentile(p, n) == sla.waiting_percentile(p, lam, mu, n, *d)
+    assert bound.mmn_waiting_percentile(p) == sla.mmn_waiting_percentile(p, lam, mu, n)
+    assert close(bound.mmn_response_percentile(p), sla.mmn_response_percentile(p, lam, mu, n))
+    assert close(bound.response_percentile(p), sla.response_percentile(p, lam, mu, n, *d,
+                                                                       service))
+    if n <= 50:
+        assert bound.retry_busy_probability() == sla.retry_busy_probability(lam, mu, n, *d)
+    assert repr(m.replica_answers(rt, p)) == repr(answers.replica_answers(lam, mu, rt, p, *d,
+                                                                          service))
+    top = 1.25 * n + 10
+    assert np.array_equal(m.replica_grid(top), curves.replica_grid(lam, mu, top))
+    assert repr(m.at_replicas(rt, n)) == repr(answers.at_replicas(lam, mu, n, rt, *d, service))
+    assert m.simulable(n) == answers.simulable(lam, mu, n)
+    assert m.sim_grid(float(n)) == answers.sim_grid(lam, mu, float(n))
+    assert close(bound.central_mean_wait_s(2.0), central.central_mean_wait_s(
+        lam, mu, n, d1, 2.0, service))
+    # a simulated fraction within RT of 1 − 1/k meets p90 from k = 10 on
+    found = m.fewest_simulated(lambda k: 1.0 - 1.0 / k, float(n), 90.0)
+    assert found["n"] == max(10.0, m.stable_replicas())
+    if lam > 0 and sum(d) >= 1e-4 and n <= 40:
+        r = bound.simulate(n_requests=2000, seed=1)
+        expect = sla.simulate_dispatch("random_retry", lam, service, n, *d, 2000, 1)
+        assert (r.mean_response, r.p99_response) == (expect.mean_response, expect.p99_response)
+    tally(random_dispatch.RandomDispatch)
+    bad = data.draw(st.sampled_from(["rate_per_s", "mu_per_s", "d1_s", "d2_s", "delta_s", "n",
+                                     "law", "sigma"]))
+    value = {"rate_per_s": -1.0, "mu_per_s": 0.0, "d1_s": -1.0, "d2_s": math.nan,
+             "delta_s": -1.0, "n": 0.5, "law": "weibull", "sigma": 0.0}[bad]
+    kw = dict(rate_per_s=lam, mu_per_s=mu, d1_s=d1, d2_s=d2, delta_s=delta, law="lognormal")
+    raises_naming(bad, random_dispatch.RandomDispatch, **{**kw, bad: value})
+    raises_naming("n", m.utilization)
+
+
 # ============================================================ engine.sla.sim
 
 # ~5 ms a case (numba loops over n_requests), POINTS loads an example.
@@ -510,6 +578,7 @@ FUZZED = {
     curves: {name: test_sla_page_answers for name in (
         "replica_grid", "curve_top", "correction_applies", "replica_curves", "cdf_curves",
         "resolved_curve")},
+    random_dispatch: {"RandomDispatch": test_random_dispatch},
     central: {"service_scv": test_sla_page_answers, "central_mean_wait_s": test_sla_page_answers},
     roots: {"smallest_reaching": test_roots, "smallest_integer": test_roots,
             "largest_satisfying": test_roots},

@@ -145,6 +145,8 @@ def test_waiting_percentile_grows_with_p(rho, n):
 def test_docstring_examples_run():
     result = doctest.testmod(sla)
     assert result.attempted > 0 and result.failed == 0
+    result = doctest.testmod(sla.random_dispatch)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_response_percentiles_invert_the_cdfs():
