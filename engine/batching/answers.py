@@ -335,7 +335,7 @@ def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c
     lam = float(LAM.check(lam_per_ms, "lam_per_ms"))
     st = stationary(lam, alpha_ms, tau0_ms, b_max)
     cap = float(capacity(alpha_ms, tau0_ms, b_max))
-    stable = bool(np.isfinite(st.mean_latency))
+    stable = bool(np.isfinite(st.mean_latency_ms))
     eta = joules = None
     if beta_j is not None and c0_j is not None:
         eta = float(efficiency_from_batch_size(st.mean_batch_size, beta_j, c0_j))
@@ -346,7 +346,7 @@ def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c
         lam_per_ms=lam, rate_per_s=float(per_ms_to_per_s(lam)),
         rho=float(load_in(lam, alpha_ms, "rho")), capacity_per_ms=cap,
         capacity_per_s=float(per_ms_to_per_s(cap)), stable=stable,
-        mean_latency_ms=float(st.mean_latency), mean_wait_ms=float(st.mean_wait),
+        mean_latency_ms=float(st.mean_latency_ms), mean_wait_ms=float(st.mean_wait_ms),
         mean_batch_size=float(st.mean_batch_size), utilization=float(st.utilization),
         energy_efficiency_per_j=eta, joules_per_request=joules,
         usd_per_million=usd if stable else float("inf"), work_share=work,

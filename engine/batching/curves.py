@@ -68,8 +68,8 @@ def load_curves(alpha_ms, tau0_ms, b_max=None, beta_j=None, c0_j=None, n_points=
     st = stationary(lam, alpha, tau0, b_max)
     low, high = phi0(lam, alpha, tau0), phi1(lam, alpha, tau0)
     return LoadCurves(
-        lam_per_ms=lam, capacity_per_ms=cap, mean_latency_ms=st.mean_latency,
-        mean_wait_ms=st.mean_wait, mean_batch_size=st.mean_batch_size,
+        lam_per_ms=lam, capacity_per_ms=cap, mean_latency_ms=st.mean_latency_ms,
+        mean_wait_ms=st.mean_wait_ms, mean_batch_size=st.mean_batch_size,
         utilization=st.utilization, utilization_bound=utilization_bound(lam, alpha, tau0),
         phi0_ms=low, phi1_ms=high, phi_ms=np.minimum(low, high),
         energy_efficiency_per_j=efficiency_from_batch_size(st.mean_batch_size, beta, c0)

@@ -19,19 +19,24 @@ from ..core.renamed import renamed_attribute, renamed_keywords
 
 @dataclass(frozen=True)
 class Stationary:
-    """Exact stationary means (arrays of the broadcast shape), times in the input unit."""
+    """Exact stationary means (arrays of the broadcast shape), times in ms (the unit of α
+    and τ0); the names without a unit still read, with a ``DeprecationWarning``."""
 
-    mean_latency: np.ndarray       # E[W], waiting + processing (eq 15)
-    mean_processing: np.ndarray    # E[Ĥ], processing time of a job's batch (eq 30)
+    mean_latency_ms: np.ndarray    # E[W], waiting + processing (eq 15)
+    mean_processing_ms: np.ndarray  # E[Ĥ], processing time of a job's batch (eq 30)
     mean_batch_size: np.ndarray    # E[B] over batches (eq 31)
     utilization: np.ndarray        # 1 − π0 (eq 38)
 
+    mean_latency = renamed_attribute("mean_latency_ms")
+    mean_processing = renamed_attribute("mean_processing_ms")
+    mean_wait = renamed_attribute("mean_wait_ms")
+
     @property
-    def mean_wait(self) -> np.ndarray:
+    def mean_wait_ms(self) -> np.ndarray:
         """Mean time a job waits before its batch starts (Remark 1); inf when unstable."""
-        latency = np.asarray(self.mean_latency)
+        latency = np.asarray(self.mean_latency_ms)
         with np.errstate(invalid="ignore"):
-            wait = latency - self.mean_processing
+            wait = latency - self.mean_processing_ms
         return np.where(np.isinf(latency), np.inf, wait)[()]
 
 
@@ -82,12 +87,12 @@ def _limited(lam: float, tau: tuple) -> exact.LimitedSolution:
 
 def mean_latency(lam, alpha, tau0, b_max=None):
     """Exact mean latency E[W] (waiting + processing), eqs 15 and 35; ``inf`` at capacity."""
-    return stationary(lam, alpha, tau0, b_max).mean_latency
+    return stationary(lam, alpha, tau0, b_max).mean_latency_ms
 
 
 def mean_wait(lam, alpha, tau0, b_max=None):
     """Exact mean wait before a job's batch starts: E[W] − E[Ĥ] (Remark 1)."""
-    return stationary(lam, alpha, tau0, b_max).mean_wait
+    return stationary(lam, alpha, tau0, b_max).mean_wait_ms
 
 
 def mean_batch_size(lam, alpha, tau0, b_max=None):

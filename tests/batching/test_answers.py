@@ -169,6 +169,7 @@ def test_old_result_names_read_the_unit_suffixed_fields():
                        "energy_efficiency:energy_efficiency_per_j",
                        "energy_efficiency_bound:energy_efficiency_bound_per_j")),
              (here, ("mean_latency",)),
+             (bt.stationary(lam, alpha, tau0), ("mean_latency", "mean_processing", "mean_wait")),
              (chain, ("mean_latency", "mean_wait", "mean_processing",
                       "throughput:throughput_per_ms", "arrival_rate:arrival_rate_per_ms"))]
     for result, names in cases:

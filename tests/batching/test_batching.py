@@ -81,7 +81,7 @@ def test_exact_latency_matches_truncated_chain(name, rho):
     lam = rho / alpha
     ref_w, ref_b = converged_batch_chain_latency(lam, alpha, tau0)
     st_ = bt.stationary(lam, alpha, tau0)
-    assert st_.mean_latency == pytest.approx(ref_w, rel=1e-6)
+    assert st_.mean_latency_ms == pytest.approx(ref_w, rel=1e-6)
     assert st_.mean_batch_size == pytest.approx(ref_b, rel=1e-6)
 
 
@@ -104,7 +104,7 @@ def test_finite_b_max_matches_dense_departure_chain(b_max, load):
     tau = alpha * np.arange(1, b_max + 1) + tau0
     ref_w, ref_b = converged_departure_chain_latency(lam, tau)
     st_ = bt.stationary(lam, alpha, tau0, b_max)
-    assert st_.mean_latency == pytest.approx(ref_w, rel=1e-8)
+    assert st_.mean_latency_ms == pytest.approx(ref_w, rel=1e-8)
     assert st_.mean_batch_size == pytest.approx(ref_b, rel=1e-8)
 
 
@@ -124,7 +124,7 @@ def test_exact_latency_matches_simulation(alpha, tau0, b_max, rho):
     lam = rho * bt.capacity(alpha, tau0, b_max)
     sim = simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=1_000_000, seed=11)
     exact = bt.stationary(lam, alpha, tau0, b_max)
-    assert abs(sim.mean_latency_ms - exact.mean_latency) < 4 * sim.ci95_ms
+    assert abs(sim.mean_latency_ms - exact.mean_latency_ms) < 4 * sim.ci95_ms
     assert sim.mean_batch_size == pytest.approx(exact.mean_batch_size, rel=0.02)
     assert sim.utilization == pytest.approx(exact.utilization, abs=0.01)
 
@@ -144,8 +144,8 @@ def test_zero_load_and_unstable_loads():
     alpha, tau0 = V100
     lam = np.array([0.0, 1 / alpha, 2 / alpha, np.inf])
     st_ = bt.stationary(lam, alpha, tau0)
-    assert st_.mean_latency[0] == pytest.approx(alpha + tau0)
-    assert np.all(np.isinf(st_.mean_latency[1:]))
+    assert st_.mean_latency_ms[0] == pytest.approx(alpha + tau0)
+    assert np.all(np.isinf(st_.mean_latency_ms[1:]))
     assert np.all(np.isinf(bt.phi(lam[1:], alpha, tau0)))
     np.testing.assert_array_equal(st_.utilization[1:], 1.0)
     cap8 = bt.capacity(alpha, tau0, 8)

@@ -79,13 +79,13 @@ def check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable):
     """
     st_ = batching.stationary(lam, alpha, tau0, b_max)
     assert_no_nan(st_)
-    assert_inf_iff(st_.mean_latency, unstable, "mean_latency")
-    assert_inf_iff(st_.mean_wait, unstable, "mean_wait")
+    assert_inf_iff(st_.mean_latency_ms, unstable, "mean_latency")
+    assert_inf_iff(st_.mean_wait_ms, unstable, "mean_wait")
     w = batching.mean_latency(lam, alpha, tau0, b_max)
-    assert np.array_equal(w, st_.mean_latency)
+    assert np.array_equal(w, st_.mean_latency_ms)
     assert np.all(w >= (alpha + tau0) * (1 - 1e-9))             # a job's own batch time
     wait = batching.mean_wait(lam, alpha, tau0, b_max)
-    assert np.array_equal(wait, st_.mean_wait)
+    assert np.array_equal(wait, st_.mean_wait_ms)
     assert np.all(wait >= -1e-9 * w)
     cap_b = np.inf if b_max is None else b_max
     eb = batching.mean_batch_size(lam, alpha, tau0, b_max)

@@ -174,7 +174,7 @@ def test_equal_rates_give_the_poisson_result(rho, b_max):
     assert r.converged and r.tail_mass < 1e-12 and r.truncation_change < 1e-9
     assert r.mean_latency_ms == pytest.approx(float(mean_latency(lam, alpha, tau0, b_max)),
                                            rel=1e-9)
-    assert r.mean_wait_ms == pytest.approx(float(s.mean_wait), rel=1e-9)
+    assert r.mean_wait_ms == pytest.approx(float(s.mean_wait_ms), rel=1e-9)
     assert r.mean_batch_size == pytest.approx(float(s.mean_batch_size), rel=1e-9)
     assert r.utilization == pytest.approx(float(s.utilization), rel=1e-9)
     assert r.throughput_per_ms == pytest.approx(lam, rel=1e-9) and r.arrival_rate_per_ms == pytest.approx(lam)

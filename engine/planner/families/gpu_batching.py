@@ -91,7 +91,7 @@ class GpuBatching(BatchFamily):
 
     def exact_mean(self, spec, hw, rate_per_s, b_max, token_limit):
         st = stationary(per_ms_from_per_s(rate_per_s), hw.alpha_ms, hw.tau0_ms, b_max)
-        return float(st.mean_latency), float(st.mean_batch_size), float(st.utilization)
+        return float(st.mean_latency_ms), float(st.mean_batch_size), float(st.utilization)
 
     def simulate(self, spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals,
                  n_jobs, seed) -> dict:
