@@ -34,7 +34,7 @@ def central_wait(s, n: int, simulate: bool) -> dict:
     if data.can_simulate(s, n, simulate):
         run = s.model.simulate(int(n), "central_queue", data.sim_requests(n),
                                seed=(SEED, int(n)), arrivals=data.arrivals_of(s))
-        sim = float(sla.ms_from_s(run.mean_waiting))
+        sim = float(sla.ms_from_s(run.mean_waiting_s))
     return {"approx": approx, "sim": sim}
 
 

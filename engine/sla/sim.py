@@ -15,6 +15,7 @@ from ..core.arrival_input import (arrival_rate, arrival_times, check_arrival_tim
 from ..core.domains import (N_BACKENDS, N_REQUESTS, NET_DELAY, RETRY_CYCLE_S,
                             SIM_RATE_PER_S, WARMUP)
 from ..core.jit import BACKEND, choose, compiled  # noqa: F401 (BACKEND: public API)
+from ..core.renamed import renamed_attribute
 from ..core.service_laws import service_sampler
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
@@ -150,59 +151,69 @@ class DispatchRecords:
         return self.start + self.service - self.arrival
 
 
-def _alias(name: str, doc: str) -> property:
-    """A read-only property giving the attribute ``name`` under another name."""
-    return property(lambda self: getattr(self, name), doc=doc)
-
-
 @dataclass(frozen=True)
 class DispatchSimResult:
-    """Summary of one dispatch simulation after the warm-up (seconds)."""
+    """Summary of one dispatch simulation after the warm-up; every time in seconds (``_s``).
+    The names without a unit (``mean_response``, ``ci95``, ``p99_response``, ... and the
+    shared ``mean_latency``, ``mean_wait``, ``p50``, ``p95``, ``p99``) still read, with a
+    ``DeprecationWarning``."""
 
     policy: str
-    mean_response: float
-    ci95: float                    # 95% CI half-width of mean_response (batch means)
-    mean_waiting: float
-    ci95_waiting: float
-    p50_response: float
-    p95_response: float
-    p99_response: float
-    p50_waiting: float
-    p99_waiting: float
+    mean_response_s: float
+    ci95_s: float                  # 95% CI half-width of mean_response_s (batch means)
+    mean_waiting_s: float
+    ci95_waiting_s: float
+    p50_response_s: float
+    p95_response_s: float
+    p99_response_s: float
+    p50_waiting_s: float
+    p99_waiting_s: float
     mean_attempts: float           # tries per request (1 for jsq and central_queue)
     p_busy_first_try: float        # fraction of first tries that found the backend busy
     p_busy_retry: float            # fraction of retries that found it busy (nan: no retries)
     n_requests: int                # requests counted
     ci_reliable: bool
-    sorted_response: np.ndarray = field(repr=False, compare=False)
-    sorted_waiting: np.ndarray = field(repr=False, compare=False)
+    sorted_response_s: np.ndarray = field(repr=False, compare=False)
+    sorted_waiting_s: np.ndarray = field(repr=False, compare=False)
 
-    # The vocabulary shared by every simulator's summary (seconds).
-    mean_latency = _alias("mean_response", "Mean response time (s).")
-    mean_wait = _alias("mean_waiting", "Mean waiting time (s).")
-    p50 = _alias("p50_response", "Median response time (s).")
-    p95 = _alias("p95_response", "95th percentile response time (s).")
-    p99 = _alias("p99_response", "99th percentile response time (s).")
+    # the names of before the units (removed in engine.core.renamed.REMOVED_IN)
+    mean_response = renamed_attribute("mean_response_s")
+    ci95 = renamed_attribute("ci95_s")
+    mean_waiting = renamed_attribute("mean_waiting_s")
+    ci95_waiting = renamed_attribute("ci95_waiting_s")
+    p50_response = renamed_attribute("p50_response_s")
+    p95_response = renamed_attribute("p95_response_s")
+    p99_response = renamed_attribute("p99_response_s")
+    p50_waiting = renamed_attribute("p50_waiting_s")
+    p99_waiting = renamed_attribute("p99_waiting_s")
+    sorted_response = renamed_attribute("sorted_response_s")
+    sorted_waiting = renamed_attribute("sorted_waiting_s")
+    # the vocabulary shared by every simulator's summary, as it was (seconds)
+    mean_latency = renamed_attribute("mean_response_s")
+    mean_wait = renamed_attribute("mean_waiting_s")
+    p50 = renamed_attribute("p50_response_s")
+    p95 = renamed_attribute("p95_response_s")
+    p99 = renamed_attribute("p99_response_s")
 
     def fraction_within(self, rt):
         """Fraction of requests with response time ≤ ``rt`` (broadcasts over rt)."""
         rt = np.asarray(rt, dtype=float)
-        idx = np.searchsorted(self.sorted_response, rt, side="right")
-        return (idx / self.sorted_response.size)[()]
+        idx = np.searchsorted(self.sorted_response_s, rt, side="right")
+        return (idx / self.sorted_response_s.size)[()]
 
     def response_percentile(self, p):
         """p-th percentile of the response time (s) over the counted requests."""
-        return float(np.percentile(self.sorted_response, float(p)))
+        return float(np.percentile(self.sorted_response_s, float(p)))
 
     def waiting_percentile(self, p):
         """p-th percentile of the waiting time (s) over the counted requests."""
-        return float(np.percentile(self.sorted_waiting, float(p)))
+        return float(np.percentile(self.sorted_waiting_s, float(p)))
 
     def waiting_fraction_within(self, w):
         """Fraction of requests that waited ≤ ``w`` (broadcasts over w)."""
         w = np.asarray(w, dtype=float)
-        return (np.searchsorted(self.sorted_waiting, w, side="right")
-                / self.sorted_waiting.size)[()]
+        return (np.searchsorted(self.sorted_waiting_s, w, side="right")
+                / self.sorted_waiting_s.size)[()]
 
 
 def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
@@ -309,10 +320,10 @@ def simulate_dispatch(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
     retries = float(np.sum(attempts - 1))
     retry_busy = float(np.sum(np.maximum(attempts - 2, 0)))
     return DispatchSimResult(
-        policy=policy, mean_response=mean_r, ci95=ci, mean_waiting=mean_w, ci95_waiting=ci_w,
-        p50_response=float(r50), p95_response=float(r95), p99_response=float(r99),
-        p50_waiting=float(w50), p99_waiting=float(w99),
+        policy=policy, mean_response_s=mean_r, ci95_s=ci, mean_waiting_s=mean_w,
+        ci95_waiting_s=ci_w, p50_response_s=float(r50), p95_response_s=float(r95),
+        p99_response_s=float(r99), p50_waiting_s=float(w50), p99_waiting_s=float(w99),
         mean_attempts=float(attempts.mean()), p_busy_first_try=first_busy,
         p_busy_retry=retry_busy / retries if retries else float("nan"),
         n_requests=int(counted), ci_reliable=reliable,
-        sorted_response=response, sorted_waiting=waiting)
+        sorted_response_s=response, sorted_waiting_s=waiting)

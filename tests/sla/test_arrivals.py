@@ -25,8 +25,8 @@ def pooled(policy, n, service, lam=None, arrivals=None, seeds=SEEDS, n_requests=
     """(mean wait, its 95% CI) in s over independent runs."""
     runs = [sla.simulate_dispatch(policy, lam, service, n, n_requests=n_requests, seed=s,
                                   arrivals=arrivals, **kw) for s in seeds]
-    ci = np.sqrt(sum(r.ci95_waiting ** 2 for r in runs)) / len(runs)
-    return float(np.mean([r.mean_wait for r in runs])), float(ci)
+    ci = np.sqrt(sum(r.ci95_waiting_s ** 2 for r in runs)) / len(runs)
+    return float(np.mean([r.mean_waiting_s for r in runs])), float(ci)
 
 
 def scv_of(service) -> float:
@@ -65,7 +65,7 @@ def test_default_is_unchanged(policy):
     keyword = sla.simulate_dispatch(policy, 600.0, EXP, 8, *delays, n_requests=20_000, seed=4,
                                     arrivals=None)
     assert same(plain, keyword)
-    got = (plain.mean_response, plain.mean_waiting, plain.p99_response, plain.mean_attempts)
+    got = (plain.mean_response_s, plain.mean_waiting_s, plain.p99_response_s, plain.mean_attempts)
     assert got == pytest.approx(BEFORE[policy][0], rel=1e-12)
     rec = sla.simulate_records(policy, 600.0, 0.01, 8, *delays, n_requests=5000, seed=5)
     got = (rec.start.sum(), rec.arrival.sum(), rec.attempts.sum())

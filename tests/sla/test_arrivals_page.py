@@ -63,7 +63,7 @@ def test_mmpp2_runs_the_simulations_under_it_and_says_so():
                                     n_requests=data.sim_requests(11),
                                     seed=(traffic.SEED, 11), arrivals=process)
     assert metric(at, "Mean wait with 11 replicas, one central queue, simulated") == \
-        f"{1000 * central.mean_waiting:.3g} ms"
+        f"{1000 * central.mean_waiting_s:.3g} ms"
 
 
 def test_poisson_mean_wait_approximation_is_erlang_c():

@@ -276,7 +276,7 @@ def test_central_queue_simulation_is_mmn(n, rho):
     lam = rho * n * MU
     r = sla.simulate_dispatch("central_queue", lam, EXP, n, n_requests=300_000, seed=4)
     mean = 1 / MU + sla.erlang_c(n, lam / MU) / (n * MU - lam)
-    assert abs(r.mean_response - mean) < 4 * r.ci95
+    assert abs(r.mean_response_s - mean) < 4 * r.ci95_s
     t = np.array([0.005, 0.02, 0.05])
     assert np.all(np.abs(r.fraction_within(t) - sla.mmn_response_cdf(t, lam, MU, n)) < 0.01)
     p99 = sla.mmn_response_percentile(99, lam, MU, n)
@@ -289,16 +289,16 @@ def test_central_queue_simulation_is_mmn(n, rho):
 def test_central_queue_deterministic_service_is_md1():
     s, lam = 0.01, 70.0
     r = sla.simulate_dispatch("central_queue", lam, s, 1, n_requests=300_000, seed=6)
-    assert abs(r.mean_response - md1_mean_latency(lam, s)) < 4 * r.ci95
+    assert abs(r.mean_response_s - md1_mean_latency(lam, s)) < 4 * r.ci95_s
 
 
 def test_jsq_with_one_backend_is_mm1_and_never_beats_the_central_queue():
     r = sla.simulate_dispatch("jsq", 60.0, EXP, 1, n_requests=200_000, seed=8)
-    assert abs(r.mean_response - 1 / (MU - 60.0)) < 4 * r.ci95
+    assert abs(r.mean_response_s - 1 / (MU - 60.0)) < 4 * r.ci95_s
     lam, n = 0.85 * 8 * MU, 8
     j = sla.simulate_dispatch("jsq", lam, EXP, n, n_requests=200_000, seed=8)
     exact = 1 / MU + sla.erlang_c(n, lam / MU) / (n * MU - lam)
-    assert j.mean_response > exact - 4 * j.ci95
+    assert j.mean_response_s > exact - 4 * j.ci95_s
     assert j.mean_attempts == 1.0
 
 
@@ -377,7 +377,7 @@ def test_fast_retries_approach_the_central_queue():
     r = sla.simulate_dispatch("random_retry", lam, EXP, n, 0.0, 0.0, c,
                               n_requests=200_000, seed=21)
     erlang = sla.erlang_c(n, lam / MU)
-    assert abs(r.mean_waiting - erlang / (n * MU - lam)) < 4 * r.ci95_waiting
+    assert abs(r.mean_waiting_s - erlang / (n * MU - lam)) < 4 * r.ci95_waiting_s
     t = 0.01 / MU                                    # 10 retry steps, 1% of 1/μ
     late = 1 - r.waiting_fraction_within(t)
     assert abs(late - erlang * np.exp(-(n * MU - lam) * t)) < 0.06
@@ -401,12 +401,12 @@ def test_simulation_is_reproducible_and_backends_agree():
     args = ("random_retry", 600.0, EXP, 8, 0.001, 0.001, 0.002)
     a = sla.simulate_dispatch(*args, n_requests=3000, seed=5)
     b = sla.simulate_dispatch(*args, n_requests=3000, seed=5, backend="numpy")
-    assert a.p99_response == b.p99_response and a.mean_attempts == b.mean_attempts
+    assert a.p99_response_s == b.p99_response_s and a.mean_attempts == b.mean_attempts
     for policy in ("jsq", "central_queue"):
         a = sla.simulate_dispatch(policy, 600.0, EXP, 8, 0.001, n_requests=3000, seed=5)
         b = sla.simulate_dispatch(policy, 600.0, EXP, 8, 0.001, n_requests=3000, seed=5,
                                   backend="numpy")
-        assert a.p99_response == b.p99_response and a.p99_waiting == b.p99_waiting
+        assert a.p99_response_s == b.p99_response_s and a.p99_waiting_s == b.p99_waiting_s
 
 
 # ------------------------------------------------------------ GPU operating point
@@ -569,9 +569,9 @@ def test_diurnal_trace_follows_its_closed_form_and_is_seeded():
 
 def test_simulated_percentiles_match_the_sorted_sample():
     r = sla.simulate_dispatch("central_queue", 60.0, EXP, 1, n_requests=20_000, seed=2)
-    assert r.response_percentile(99) == pytest.approx(r.p99_response, rel=1e-2)
+    assert r.response_percentile(99) == pytest.approx(r.p99_response_s, rel=1e-2)
     assert r.fraction_within(r.response_percentile(50)) == pytest.approx(0.5, abs=1e-3)
-    assert r.waiting_percentile(99) == pytest.approx(r.p99_waiting, rel=1e-2)
+    assert r.waiting_percentile(99) == pytest.approx(r.p99_waiting_s, rel=1e-2)
 
 
 # ------------------------------------------------------------ helpers added in the split
@@ -621,10 +621,23 @@ def test_replica_plan_costs_and_overload_by_hand():
 
 
 def test_simulation_summary_speaks_the_shared_vocabulary():
+    """The fields say their unit (s); the names of before (the shared vocabulary
+    mean_latency, mean_wait, p50, p95, p99, ci95 and this result's own) still read the
+    same numbers, each with a DeprecationWarning naming its new field."""
     r = sla.simulate_dispatch("central_queue", 600.0, EXP, 8, n_requests=5000, seed=3)
-    assert (r.mean_latency, r.mean_wait) == (r.mean_response, r.mean_waiting)
-    assert (r.p50, r.p95, r.p99) == (r.p50_response, r.p95_response, r.p99_response)
-    assert r.p50 <= r.p95 <= r.p99 and r.ci95 > 0
+    assert r.p50_response_s <= r.p95_response_s <= r.p99_response_s and r.ci95_s > 0
+    old_to_new = {"mean_latency": "mean_response_s", "mean_wait": "mean_waiting_s",
+                  "p50": "p50_response_s", "p95": "p95_response_s", "p99": "p99_response_s",
+                  "ci95": "ci95_s", "mean_response": "mean_response_s",
+                  "mean_waiting": "mean_waiting_s", "ci95_waiting": "ci95_waiting_s",
+                  "p50_response": "p50_response_s", "p95_response": "p95_response_s",
+                  "p99_response": "p99_response_s", "p50_waiting": "p50_waiting_s",
+                  "p99_waiting": "p99_waiting_s", "sorted_response": "sorted_response_s",
+                  "sorted_waiting": "sorted_waiting_s"}
+    for old, new in old_to_new.items():
+        with pytest.warns(DeprecationWarning, match=rf"\.{new} "):
+            value = getattr(r, old)
+        assert value is getattr(r, new) or value == getattr(r, new), old
 
 
 def test_old_public_names_still_work():
