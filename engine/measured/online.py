@@ -19,6 +19,7 @@ from ..batching import closed_loop, simulate_closed_loop
 from ..core.domains import check_b_max
 from .online_terms import (TRANSFER_BATCHES, ServerBreakdown, _front_end_ms,  # noqa: F401
                            identify_online_terms, read_server_breakdown)
+from .online_knee import _gpu_loop_per_ms
 from .profiles import read_batch_profile, read_batch_profiles
 from .results import MeasuredBatchProfile, MeasuredConcurrencySweep
 from .sweeps import read_concurrency_sweeps
@@ -26,6 +27,7 @@ from .sweeps import read_concurrency_sweeps
 SIM_BATCHES = 20_000          # batches simulated per concurrency with several instances
 SIM_SEED = 2024               # with the concurrency: the same prediction on every call
 BAND_BATCHES = 5_000          # batches per concurrency for each end of the band
+KNEE_BATCHES = 10_000         # batches per concurrency where the table's knee gives g(b)
 TERMS = ("separated", "whole_table")   # the model of issue 25 / the model of issue 15
 
 _LOOP = (
@@ -55,6 +57,20 @@ ASSUMPTIONS = (
     "instance's batch takes max(1, Kγ)·τ[b]. γ comes from a breakdown run; without one it is "
     "unknown and the capacity is averaged over γ uniform on [0, 1] (a factor K/(1 + ln K)).",
 ) + _LOOP
+KNEE_ASSUMPTIONS = (
+    "The offline latency is L(b) = f + t_x·b + g(b): a round trip f, the serial transfer of "
+    "the b inputs t_x per input, and the GPU's batch time g(b) = max(g0, α_g·b), flat while "
+    "a batch does not fill the GPU and proportional to the work once it does. Its two lines "
+    "(below and above the knee b_s = g0/α_g) give every term; rows past the offline "
+    "throughput's peak fit no such form and are left out.",
+    "Online each request carries one input: f + t_x is its front-end time, overlapped "
+    "across connections (a delay, exponential, not a queue).",
+    "The instances share one queue and one GPU: a batch of b first spends max(0, g0 − α_g·b) "
+    "overlapping other batches, then α_g·b holding the GPU alone (one saturated batch at a "
+    "time, first come first served), so the GPU bounds the throughput at 1/α_g.",
+    "Mean latency is the client's view, N / throughput by Little's law.",
+    f"Solved by simulation ({KNEE_BATCHES:,} batches per concurrency, a seed fixed by N).",
+)
 WHOLE_TABLE_ASSUMPTIONS = (
     "Each model instance runs a batch of b requests in τ[b] = αb + τ0, the line fitted to "
     "the offline batch times 1000·b/throughput (ms); it keeps the time to copy the batch's "
@@ -88,6 +104,8 @@ class OnlinePrediction:
     sharing_factor: float = 1.0         # each instance's batch time × this (GPU sharing)
     gpu_share: float | None = None      # γ where measured (a breakdown run)
     saturation_batch: int | None = None  # the batch of peak offline throughput
+    gpu_floor_ms: float | None = None   # g0 of g(b) = max(g0, α·b), where the knee shows it
+    knee_batch: float | None = None     # b_s, where the GPU saturates (None: no knee)
     identified: tuple = ()              # plain sentences: terms read off the data
     assumed: tuple = ()                 # plain sentences: terms assumed
     throughput_low_per_s: np.ndarray | None = None   # γ = 1 (where γ is not measured)
@@ -138,7 +156,18 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
                                           t.sharing_factor)
         extra = dict(terms=terms, sharing_factor=factor, gpu_share=t.gpu_share,
                      saturation_batch=t.saturation_batch, identified=t.identified,
-                     assumed=t.assumed)
+                     assumed=t.assumed, gpu_floor_ms=t.gpu_floor_ms, knee_batch=t.knee_batch)
+        if t.knee_batch is not None:            # the GPU time identified: its own loop
+            per_ms = np.array([_gpu_loop_per_ms(
+                int(m), alpha, t.gpu_floor_ms, b_max, theta, k, KNEE_BATCHES,
+                np.random.default_rng([SIM_SEED, int(m)])) for m in n])
+            return OnlinePrediction(
+                n_clients=n, throughput_per_s=1000.0 * per_ms,
+                mean_latency_ms=n / per_ms, alpha_ms=alpha, tau0_ms=tau0, r2=r2,
+                transfer_ms=theta, instances=k, b_max=b_max,
+                method=f"simulation of the GPU's knee ({KNEE_BATCHES:,} batches per "
+                       f"concurrency)", label=profile.label, assumptions=KNEE_ASSUMPTIONS,
+                **extra)
         if band and t.gpu_share is None and k > 1:
             extra["throughput_low_per_s"] = 1000.0 * _throughput_per_ms(
                 n, alpha * k, tau0 * k, b_max, theta, k, BAND_BATCHES)[0]

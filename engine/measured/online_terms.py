@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core.domains import GPU_SHARE
 from ..fit import fit_batch_profile
+from .online_knee import _gpu_knee
 from .results import MeasuredBatchProfile, MeasuredConcurrencySweep
 from .sweeps import read_concurrency_sweep
 
@@ -70,6 +71,9 @@ class OnlineTerms:
     sharing_factor: float               # an instance's batch time stretched by GPU sharing
     identified: tuple                   # plain sentences: terms read off the data
     assumed: tuple                      # plain sentences: terms assumed
+    gpu_floor_ms: float | None = None   # g0 where the table's knee identifies the GPU time
+    knee_batch: float | None = None     # b_s: where the GPU saturates (the knee)
+    knee_p_value: float | None = None   # F-test of two lines against one (NaN: no test)
 
 
 def sharing_factor(instances: int, gpu_share: float | None = None) -> float:
@@ -151,6 +155,9 @@ def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
         raise ValueError(f"the offline batch time does not grow with the batch size "
                          f"(fitted α = {alpha:.4g} ms per request): no batching model fits it")
     tau0 = max(tau0, 0.0)
+    knee = _gpu_knee(profile.batch_size, profile.batch_time_ms, profile.throughput_per_s)
+    if knee.found:
+        return _knee_terms(knee, peak, excess, int(profile.batch_size.max()), breakdown)
     largest = int(profile.batch_size.max())
     identified = [
         f"Instance batch time τ[b] = {alpha:.4g}·b + {tau0:.4g} ms: the offline line up to "
@@ -169,7 +176,8 @@ def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
         if instances > 1:
             assumed.append(
                 f"GPU share γ of an instance's batch time: not in the offline table (one "
-                f"instance never shares the GPU). Taken uniform on [0, 1]: the {instances} "
+                f"instance never shares the GPU, and its latency shows no knee where the GPU "
+                f"saturates: {knee.reason}). Taken uniform on [0, 1]: the {instances} "
                 f"instances' capacity averaged over it, as if each batch took "
                 f"{sharing_factor(instances):.3g}× τ[b]. A concurrency-2 perf_analyzer run "
                 f"with its server-side breakdown measures it.")
@@ -185,4 +193,44 @@ def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
     return OnlineTerms(alpha_ms=alpha, tau0_ms=tau0, r2=r2, saturation_batch=peak,
                        excess_ms=excess, transfer_ms=theta, gpu_share=gamma,
                        sharing_factor=factor, identified=tuple(identified),
-                       assumed=tuple(assumed))
+                       assumed=tuple(assumed), knee_p_value=knee.p_value)
+
+
+def _knee_terms(knee, peak: int, excess: float, largest: int,
+                breakdown: ServerBreakdown | None) -> OnlineTerms:
+    """The terms where the offline latency's knee identifies the GPU's batch time."""
+    a, g0, bs = knee.gpu_alpha_ms, knee.gpu_floor_ms, knee.knee_batch
+    identified = [
+        f"GPU batch time g(b) = max({g0:.4g}, {a:.4g}·b) ms: the offline latency is two "
+        f"lines meeting at b ≈ {bs:.3g}, where the GPU saturates (two lines beat one: "
+        f"F-test p = {knee.p_value:.2g}, {knee.rows} rows up to b = {peak}). α_g is the "
+        f"slope's growth at the knee, g0 the intercept's drop."
+        + ("" if peak == largest else
+           f" Past b = {peak} the offline throughput falls (the serial transfer of a large "
+           f"request, {excess:.3g} ms per input at b = {largest}): those rows are left out."),
+        f"Serial transfer t_x = {knee.transfer_ms:.3g} ms per input: the latency's slope "
+        f"below the knee, where the GPU time is flat. Online each request carries one input, "
+        f"so it is paid per request, outside the batch.",
+        f"GPU share γ(b) = α_g·b / g(b): 1 past the knee (the instances take the GPU one "
+        f"saturated batch at a time), α_g·b/g0 below it (the rest overlaps other batches).",
+    ]
+    if breakdown is None:
+        theta = knee.front_ms + knee.transfer_ms
+        identified.append(f"Front-end time per request θ = {theta:.3g} ms: the round trip "
+                          f"{knee.front_ms:.3g} ms (the large-batch line's intercept) + one "
+                          f"input's transfer.")
+    else:
+        theta = breakdown.front_end_ms
+        identified.append(f"Front-end time per request {theta:.3g} ms: client send + network "
+                          f"+ client receive at concurrency {breakdown.concurrency:g} "
+                          f"(the breakdown run).")
+    assumed = (
+        "The serial transfer t_x runs outside the GPU and overlaps across the clients' "
+        "connections online (a delay per request, not a queue); any part of it the instance "
+        "itself spends (compute input) would also bound the capacity. A breakdown run's "
+        "compute input says how much.",
+    )
+    return OnlineTerms(alpha_ms=a, tau0_ms=0.0, r2=knee.r2, saturation_batch=peak,
+                       excess_ms=excess, transfer_ms=theta, gpu_share=None,
+                       sharing_factor=1.0, identified=tuple(identified), assumed=assumed,
+                       gpu_floor_ms=g0, knee_batch=bs, knee_p_value=knee.p_value)
