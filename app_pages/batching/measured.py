@@ -110,8 +110,21 @@ def summary_sentence(comp) -> str:
 def summary_rows(comp) -> list[tuple[str, str]]:
     """(label, value with units) of the comparison: errors, the model's terms, server."""
     p = comp.prediction
-    share = ("not measured (the capacity averaged over 0 to 1)" if p.gpu_share is None
-             else f"{p.gpu_share:.3g} (breakdown run)")
+    if p.knee_batch is not None:
+        share = (f"1 past the knee, α·b / g0 below it (offline latency's knee at "
+                 f"b ≈ {p.knee_batch:.3g})")
+    elif p.gpu_share is None:
+        share = "not measured (the capacity averaged over 0 to 1)"
+    else:
+        share = f"{p.gpu_share:.3g} (breakdown run)"
+    if p.knee_batch is not None:
+        batch_rows = [("GPU time per request past the knee (α_g)", f"{p.alpha_ms:.4g} ms"),
+                      ("GPU time of a batch below the knee (g0)", f"{p.gpu_floor_ms:.4g} ms"),
+                      ("R² of the offline latency's two lines", f"{p.r2:.4f}")]
+    else:
+        batch_rows = [("Time per request in a batch (α)", f"{p.alpha_ms:.4g} ms"),
+                      ("Fixed time per batch (τ0)", f"{p.tau0_ms:.4g} ms"),
+                      ("R² of the offline line", f"{p.r2:.4f}")]
     return [
         ("Throughput error, median |error|", format_percent(comp.median_abs_throughput_error, 1)),
         ("Throughput error, max |error|", format_percent(comp.max_abs_throughput_error, 1)),
@@ -121,9 +134,7 @@ def summary_rows(comp) -> list[tuple[str, str]]:
         ("Batch-size limit b_max", "none" if p.b_max is None else f"{p.b_max:g} requests"),
         ("Offline throughput peaks at", "—" if p.saturation_batch is None
          else f"b = {p.saturation_batch}"),
-        ("Time per request in a batch (α)", f"{p.alpha_ms:.4g} ms"),
-        ("Fixed time per batch (τ0)", f"{p.tau0_ms:.4g} ms"),
-        ("R² of the offline line", f"{p.r2:.4f}"),
+        *batch_rows,
         ("Front-end time per request", f"{p.transfer_ms:.3g} ms"),
         ("GPU share of a batch (γ)", share),
         ("Batch time stretched by GPU sharing", f"{p.sharing_factor:.3g}×"),

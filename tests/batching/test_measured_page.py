@@ -326,3 +326,29 @@ def test_terms_are_said_and_a_breakdown_run_narrows_the_prediction():
     said = next(i.value for i in at.info if "Without a breakdown run" in i.value)
     assert f"narrows to one value, {narrowed.predicted_throughput_per_s[-1]:,.0f}/s" in said
     assert "**Terms assumed**" not in "\n".join(m.value for m in at.markdown)
+
+
+def test_a_table_with_a_knee_says_the_gpu_time_was_identified():
+    """Where the offline latency's knee identifies the GPU's batch time, the summary shows
+    α_g, g0 and the knee instead of the line's α and τ0, the GPU share as read off the
+    knee, and the terms say so (the one remaining assumption: where t_x is spent)."""
+    sizes = (1, 2, 4, 8, 16, 32, 64, 128)
+    offline = ("gpu,backend,precision,model_instances,client_batch_size,"
+               "inferences_per_second\n" + "".join(
+                   f"G,B,FP16,1,{b},{1000 * b / (1 + 0.8 * b + max(4.8, 0.3 * b))!r}\n"
+                   for b in sizes))
+    profile = read_batch_profile(offline)
+    sweep = read_concurrency_sweeps(
+        "gpu,backend,precision,model_instances,max_batch_size,concurrent_client_requests,"
+        "inferences_per_second,avg_latency_ms\nG,B,FP16,2,128,64,3000.0,21.33\n"
+        "G,B,FP16,2,128,256,3300.0,77.58\n")[0]
+    comp = compare_profile_online(profile, sweep)
+    rows = dict(measured.summary_rows(comp))
+    assert rows["GPU time per request past the knee (α_g)"] == "0.3 ms"
+    assert rows["GPU time of a batch below the knee (g0)"] == "4.8 ms"
+    assert rows["GPU share of a batch (γ)"].startswith("1 past the knee")
+    assert "Time per request in a batch (α)" not in rows
+    text = measured.terms_text(comp)
+    assert "GPU batch time g(b) = max(4.8, 0.3·b) ms" in text
+    assert "**Terms assumed**" in text and "serial transfer t_x" in text
+    assert measured.narrowing_sentence(comp) == ""
