@@ -4,18 +4,11 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from app_pages import PAGES
+
 ROOT = Path(__file__).resolve().parent.parent
 
-# Each page's script, by the page's short name (the names the input tests use).
-SCRIPTS = {
-    "gpu_batching": "app_pages/batching/page.py",
-    "llm_token_limits": "app_pages/token_limit/page.py",
-    "llm_batching": "app_pages/llm_batching/page.py",
-    "llm_serving": "app_pages/llm_serving/page.py",
-    "cpu_gpu_pipeline": "app_pages/pipeline/page.py",
-    "autoscaling_sla": "app_pages/sla/page.py",
-    "capacity_planner": "app_pages/planner/page.py",
-}
+SCRIPTS = {p.id: p.module for p in PAGES}     # page id (its package) -> its script
 
 
 def script(page: str) -> str:

@@ -70,3 +70,14 @@ def test_no_pages_folder_beside_the_entry_script():
     its legacy multipage path, and a share link opened first shows "Page not found"
     (the browser test tests/e2e/test_links.py opens one); the pages live in app_pages/."""
     assert not (ROOT / "pages").exists()
+
+
+def test_test_helpers_name_pages_as_the_registry_does():
+    """The page tests' and browser tests' page names are the registry's ids (the packages
+    under app_pages/), with the registry's url paths."""
+    from app_pages import PAGES
+    from tests import pagetest
+    from tests.e2e import scenarios
+    assert set(pagetest.SCRIPTS) == {p.id for p in PAGES}
+    assert {(s.name, s.url_path) for s in scenarios.PAGES} == {(p.id, p.url_path) for p in PAGES}
+    assert all((pagetest.ROOT / p.module).is_file() for p in PAGES)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class PageSpec:
-    name: str              # page file stem; names the screenshot (artifacts/, docs/)
+    name: str              # page id (its package, app_pages.PAGES); names the screenshot
     url_path: str          # st.Page url_path
     title: str             # the page's st.title, also the report's title
     slider: str            # label of the slider the tests move (wherever the page puts it)
@@ -16,17 +16,17 @@ class PageSpec:
 
 
 PAGES = [
-    PageSpec("gpu_batching", "gpu-batching", "GPU dynamic batching",
+    PageSpec("batching", "gpu-batching", "GPU dynamic batching",
              "Normalised load ρ = λα", "rho", view="Utilisation & energy"),
-    PageSpec("llm_token_limits", "llm-token-limits", "LLM token limits", "log-mean μ (log tokens)",
+    PageSpec("token_limit", "llm-token-limits", "LLM token limits", "log-mean μ (log tokens)",
              "log_mean"),
     PageSpec("llm_batching", "llm-batching", "LLM batching strategies",
              "log-mean μ (log tokens)", "log_mean"),
     PageSpec("llm_serving", "llm-serving", "LLM serving", "Load (requests/s)", "rate"),
-    PageSpec("cpu_gpu_pipeline", "cpu-gpu-pipeline", "CPU-GPU pipeline",
+    PageSpec("pipeline", "cpu-gpu-pipeline", "CPU-GPU pipeline",
              "K: jobs the GPU memory holds", "K", view="Throughput & latency"),
-    PageSpec("autoscaling_sla", "autoscaling-sla", "Autoscaling for a latency SLA",
+    PageSpec("sla", "autoscaling-sla", "Autoscaling for a latency SLA",
              "SLA percentile p (%)", "pct"),
-    PageSpec("capacity_planner", "capacity-planner", "Capacity planner",
+    PageSpec("planner", "capacity-planner", "Capacity planner",
              "Percentile of requests (%)", "plan_pct"),
 ]

@@ -146,10 +146,10 @@ def test_the_choice_stands_for_the_engine_processes():
 
 
 # Lean inputs per page (the simulation off where it is optional): the round trip only.
-PAGE_QUERIES = {"gpu_batching": {}, "llm_token_limits": {"simulate": "false"},
-                "llm_batching": {}, "llm_serving": {}, "cpu_gpu_pipeline": {},
-                "autoscaling_sla": {"simulate": "false"},
-                "capacity_planner": {"plan_b_max": "4,8", "plan_r_min": "7", "plan_r_max": "9",
+PAGE_QUERIES = {"batching": {}, "token_limit": {"simulate": "false"},
+                "llm_batching": {}, "llm_serving": {}, "pipeline": {},
+                "sla": {"simulate": "false"},
+                "planner": {"plan_b_max": "4,8", "plan_r_min": "7", "plan_r_max": "9",
                                      "plan_confirm": "1"}}
 
 

@@ -39,8 +39,8 @@ from ui.export import figure_csv, figure_html, report_html
 from ui.uploads import MAX_UPLOAD_BYTES, decode_text, neutralise_cell, to_safe_csv
 
 ROOT = pagetest.ROOT
-PAGES = ("gpu_batching", "llm_token_limits", "llm_batching", "llm_serving", "cpu_gpu_pipeline",
-         "autoscaling_sla", "capacity_planner")
+PAGES = ("batching", "token_limit", "llm_batching", "llm_serving", "pipeline",
+         "sla", "planner")
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -324,7 +324,7 @@ def page_fields():
 
 
 # Str fields the URL can set to anything: the page must check the value itself.
-FREE_TEXT_FIELDS = {("gpu_batching", "preset"), ("llm_batching", "preset")}
+FREE_TEXT_FIELDS = {("batching", "preset"), ("llm_batching", "preset")}
 
 
 def test_every_declared_field_refuses_every_kind_of_garbage(page_fields):
@@ -397,8 +397,8 @@ def test_garbage_link_values_fall_back_with_a_warning(page, run, page_fields):
 def test_query_string_over_streamlits_limit_gives_the_defaults(page_fields):
     """Streamlit drops a whole query string over 512 KB (and logs why): the page
     runs on its defaults."""
-    fields = page_fields["cpu_gpu_pipeline"]
-    at = pagetest.open_page(pagetest.script("cpu_gpu_pipeline"), {f.key: "9" * 100_000 for f in fields})
+    fields = page_fields["pipeline"]
+    at = pagetest.open_page(pagetest.script("pipeline"), {f.key: "9" * 100_000 for f in fields})
     assert charts(at)
     for field in fields:
         assert at.session_state[field.key] == field.default, field.key
@@ -413,13 +413,13 @@ def test_llm_batching_unknown_preset_link_is_warned():
 # ================================================================ uploads on pages
 
 UPLOAD_PAGES = {
-    "gpu_batching": ({"preset": "custom"}, "gpu_profile_upload", "gpu_profile_paste",
+    "batching": ({"preset": "custom"}, "gpu_profile_upload", "gpu_profile_paste",
                      "batch profile", "Profile not used"),
-    "llm_token_limits": ({"law": "empirical", "simulate": "false"}, "tokens_upload",
+    "token_limit": ({"law": "empirical", "simulate": "false"}, "tokens_upload",
                          "tokens_paste", "token counts", "Token counts not used"),
     "llm_batching": ({"law": "empirical"}, "tokens_file", "tokens_paste",
                      "LLM batching token counts", "Token counts not used"),
-    "autoscaling_sla": ({"trace": "custom", "simulate": "false", "view": "Trace & cost"},
+    "sla": ({"trace": "custom", "simulate": "false", "view": "Trace & cost"},
                         "sla_trace_upload", "sla_trace_paste", "trace rates", "Trace not used"),
 }
 PASTED = ("NaN cell", "formula cell", "script cell", "header only")
@@ -496,7 +496,7 @@ def test_llm_batching_empty_upload_is_reported():
 
 
 def test_bad_profile_table_edits_show_an_error_and_keep_the_previous_profile():
-    at = pagetest.open_page(pagetest.script("gpu_batching"), {"preset": "custom"})
+    at = pagetest.open_page(pagetest.script("batching"), {"preset": "custom"})
     before = charts(at)
     assert before and len(at.data_editor) == 1
     b = at.data_editor[0].value["batch_size"]
@@ -535,7 +535,7 @@ def _page_with_eager_report(page):
 
 def test_uploaded_file_name_is_escaped_in_the_report():
     at = AppTest.from_function(_page_with_eager_report,
-                               args=(str(ROOT / pagetest.script("autoscaling_sla")),),
+                               args=(str(ROOT / pagetest.script("sla")),),
                                default_timeout=120)
     at.query_params["trace"] = "custom"
     at.query_params["simulate"] = "false"

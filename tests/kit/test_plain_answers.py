@@ -16,14 +16,14 @@ RAW = re.compile(r"(?<![\w.])(-?inf|Infinity|NaN|nan|None)(?!\w)"
                  r"|\d{4,}\.\d{3}")
 
 CASES = [
-    ("gpu_batching", {"load_mode": "rate", "rate_per_s": "10000000"}),   # inf per batch, ρ
-    ("gpu_batching", {"rho": "0.99"}),                                   # 1.3e+03 per batch
-    ("autoscaling_sla", {"n": "3", "simulate": "false"}),                # busy 300 %
-    ("autoscaling_sla", {"lam": "1000000", "simulate": "false"}),        # 1e+06 requests/s
-    ("autoscaling_sla", {"law": "lognormal", "sigma": "3", "simulate": "false"}),  # 8.72e+03 ms
+    ("batching", {"load_mode": "rate", "rate_per_s": "10000000"}),   # inf per batch, ρ
+    ("batching", {"rho": "0.99"}),                                   # 1.3e+03 per batch
+    ("sla", {"n": "3", "simulate": "false"}),                # busy 300 %
+    ("sla", {"lam": "1000000", "simulate": "false"}),        # 1e+06 requests/s
+    ("sla", {"law": "lognormal", "sigma": "3", "simulate": "false"}),  # 8.72e+03 ms
     ("llm_batching", {"log_mean": "12", "log_sd": "3"}),                 # 6.5e-09 requests/s
-    ("llm_token_limits", {"lam_per_s": "1"}),                            # 2549.8 %
-    ("cpu_gpu_pipeline", {"load_mode": "rate", "rate_per_s": "1e9"}),
+    ("token_limit", {"lam_per_s": "1"}),                            # 2549.8 %
+    ("pipeline", {"load_mode": "rate", "rate_per_s": "1e9"}),
     ("llm_serving", {"rate": "1000000"}),
 ]
 
@@ -45,14 +45,14 @@ def test_answers_carry_no_raw_values(page, query):
 
 def test_a_load_no_target_allows_is_said_in_words():
     """Below a lone request's latency no load meets the target: said so, not "0 requests/s"."""
-    at = pagetest.open_page(pagetest.script("gpu_batching"), {"sla_ms": "0.01"})
+    at = pagetest.open_page(pagetest.script("batching"), {"sla_ms": "0.01"})
     found = pagetest.results(at)
     assert found["Largest load with mean latency ≤ 0.01 ms"] == "no load meets it"
     assert found["Largest load with p99 ≤ 0.01 ms (simulated)"] == "no load meets it"
 
 
 def test_unstable_replicas_are_busy_all_the_time_not_over_100_percent():
-    at = pagetest.open_page(pagetest.script("autoscaling_sla"), {"n": "3", "simulate": "false"})
+    at = pagetest.open_page(pagetest.script("sla"), {"n": "3", "simulate": "false"})
     assert pagetest.metric(at, "Busy share of each replica") == (
         "all the time (too few replicas: the load is 3 × what they serve)")
 

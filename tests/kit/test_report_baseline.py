@@ -6,9 +6,9 @@ import pytest
 
 from tests import pagetest
 
-PIN_KEYS = {"gpu_batching": "pin_gpu", "llm_token_limits": "pin_tokens",
+PIN_KEYS = {"batching": "pin_gpu", "token_limit": "pin_tokens",
             "llm_batching": "pin_llm", "llm_serving": "pin_llm_serving",
-            "cpu_gpu_pipeline": "pin_pipeline", "autoscaling_sla": "pin_sla"}
+            "pipeline": "pin_pipeline", "sla": "pin_sla"}
 
 
 @pytest.mark.parametrize("page", PIN_KEYS)

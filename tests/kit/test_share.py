@@ -136,7 +136,7 @@ def test_a_typed_number_outside_the_range_is_clamped_and_said_so():
     assert at.number_input(key="log_mean").value == 3.0 and not _moved(at)
 
 
-@pytest.mark.parametrize("page", [p for p in pagetest.SCRIPTS if p != "capacity_planner"])
+@pytest.mark.parametrize("page", [p for p in pagetest.SCRIPTS if p != "planner"])
 def test_every_number_input_of_a_page_goes_through_the_kit(page):
     """Each number input drawn at the page's defaults: no bounds for the browser to refuse
     a typed value with, its range in its help (the kit checks it, as tested above)."""
@@ -153,7 +153,7 @@ def test_every_number_input_of_a_page_goes_through_the_kit(page):
 # The three what-if sliders of issue 14, on their pages.
 
 def test_autoscaling_replicas_survive_a_change_of_arrival_rate():
-    at = pagetest.open_page(pagetest.script("autoscaling_sla"), {"simulate": "false"})
+    at = pagetest.open_page(pagetest.script("sla"), {"simulate": "false"})
     at.slider(key="n").set_value(20).run()
     for lam in (1000.0, 1100.0, 900.0):            # each moves the slider's range
         at.number_input(key="lam").set_value(lam).run()
@@ -169,7 +169,7 @@ def test_llm_batching_load_survives_a_longer_lambda_axis():
 
 
 def test_token_limit_survives_a_change_of_the_n_max_range():
-    at = pagetest.open_page(pagetest.script("llm_token_limits"))
+    at = pagetest.open_page(pagetest.script("token_limit"))
     at.slider(key="limit").set_value(2000).run()
     at.number_input(key="n_hi").set_value(5000).run()
     assert not at.exception and at.slider(key="limit").value == 2000

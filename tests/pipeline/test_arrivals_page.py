@@ -15,7 +15,7 @@ from tests.pagetest import charts, results, trace
 from app_pages.pipeline import data
 from app_pages.pipeline.inputs import SPECS
 
-PAGE = pagetest.script("cpu_gpu_pipeline")
+PAGE = pagetest.script("pipeline")
 VIEW = {"view": "Throughput & latency"}
 BURSTY = {"arrivals": "bursty", "arrivals_scv": "4"} | VIEW
 LABEL = "bursty arrivals (SCV 4)"

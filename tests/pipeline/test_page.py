@@ -10,7 +10,7 @@ from tests.pagetest import charts, metric, trace
 from engine import pipeline as pl
 from engine.presets import gpu_specs, pipeline_workloads
 
-PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("cpu_gpu_pipeline"))
+PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("pipeline"))
 
 
 def open_page(query: dict | None = None):

@@ -17,7 +17,7 @@ from tests.real_data import real_file
 
 from app_pages.sla.uploads import MAX_INTERVALS, parse_trace_csv, trace_description
 
-PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("autoscaling_sla"))
+PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("sla"))
 VLLM = "vllm_bench_rtx4090_qwen2.5-7b/p1_bf16_4096_c1.json"
 JSONL = "".join(json.dumps({"timestamp": t, "input_length": 100, "output_length": 20}) + "\n"
                 for t in (0, 1500, 1500, 61_000, 400_000))

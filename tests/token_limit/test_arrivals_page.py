@@ -16,7 +16,7 @@ from tests import pagetest
 from tests.pagetest import charts, metric, trace
 from app_pages.token_limit import data
 
-PAGE = pagetest.script("llm_token_limits")
+PAGE = pagetest.script("token_limit")
 FIT = token_latency_profiles()["a100_llama2_7b_table1"].fit()
 A, C = FIT.a_s_per_token, FIT.c_s
 LAW = token_laws.lognormal(7.0, 0.7)

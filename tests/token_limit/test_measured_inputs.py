@@ -17,7 +17,7 @@ from tests.real_data import real_file
 
 from engine.presets import token_latency_profiles
 
-PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("llm_token_limits"))
+PAGE = str(Path(__file__).resolve().parents[2] / pagetest.script("token_limit"))
 FAST = {"simulate": "false"}
 VLLM_DIR = "vllm_bench_rtx4090_qwen2.5-7b/"
 JSONL = "".join(json.dumps({"timestamp": t, "input_length": 300, "output_length": n}) + "\n"

@@ -19,7 +19,7 @@ from engine.planner import capacity_plan, default_spec, plan_toml, ranked_csv
 from tests import pagetest
 from tests.pagetest import charts, link, metric
 
-PAGE = str(pagetest.ROOT / pagetest.script("capacity_planner"))
+PAGE = str(pagetest.ROOT / pagetest.script("planner"))
 # The default GPU plan narrowed to 3 candidates × 2 b_max × 3 replica counts.
 FAST = {"plan_b_max": "4,8", "plan_r_min": "7", "plan_r_max": "9", "plan_confirm": "1"}
 FAST_SPEC = default_spec("gpu").with_(b_max=(4, 8), replicas=(7, 8, 9), confirm=1)
