@@ -120,6 +120,9 @@ def summary_rows(comp) -> list[tuple[str, str]]:
     if p.knee_batch is not None:
         batch_rows = [("GPU time per request past the knee (α_g)", f"{p.alpha_ms:.4g} ms"),
                       ("GPU time of a batch below the knee (g0)", f"{p.gpu_floor_ms:.4g} ms"),
+                      ("Instance's own work off the GPU", "not measured (0 assumed)"
+                       if p.instance_ms_per_input == 0 else
+                       f"{p.instance_ms_per_input:.3g} ms per request (breakdown run)"),
                       ("R² of the offline latency's two lines", f"{p.r2:.4f}")]
     else:
         batch_rows = [("Time per request in a batch (α)", f"{p.alpha_ms:.4g} ms"),

@@ -106,6 +106,7 @@ class OnlinePrediction:
     saturation_batch: int | None = None  # the batch of peak offline throughput
     gpu_floor_ms: float | None = None   # g0 of g(b) = max(g0, α·b), where the knee shows it
     knee_batch: float | None = None     # b_s, where the GPU saturates (None: no knee)
+    instance_ms_per_input: float = 0.0  # the instance's off-GPU work (breakdown run, knee)
     identified: tuple = ()              # plain sentences: terms read off the data
     assumed: tuple = ()                 # plain sentences: terms assumed
     throughput_low_per_s: np.ndarray | None = None   # γ = 1 (where γ is not measured)
@@ -156,11 +157,13 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
                                           t.sharing_factor)
         extra = dict(terms=terms, sharing_factor=factor, gpu_share=t.gpu_share,
                      saturation_batch=t.saturation_batch, identified=t.identified,
-                     assumed=t.assumed, gpu_floor_ms=t.gpu_floor_ms, knee_batch=t.knee_batch)
+                     assumed=t.assumed, gpu_floor_ms=t.gpu_floor_ms, knee_batch=t.knee_batch,
+                     instance_ms_per_input=t.instance_ms_per_input)
         if t.knee_batch is not None:            # the GPU time identified: its own loop
             per_ms = np.array([_gpu_loop_per_ms(
                 int(m), alpha, t.gpu_floor_ms, b_max, theta, k, KNEE_BATCHES,
-                np.random.default_rng([SIM_SEED, int(m)])) for m in n])
+                np.random.default_rng([SIM_SEED, int(m)]), t.instance_ms_per_input)
+                for m in n])
             return OnlinePrediction(
                 n_clients=n, throughput_per_s=1000.0 * per_ms,
                 mean_latency_ms=n / per_ms, alpha_ms=alpha, tau0_ms=tau0, r2=r2,

@@ -105,13 +105,15 @@ def _gpu_knee(batch_size, batch_time_ms, throughput_per_s) -> _Knee:
 
 
 def _gpu_loop_per_ms(n_clients: int, alpha_g: float, g0: float, b_max, theta: float,
-                     instances: int, batches: int, rng) -> float:
+                     instances: int, batches: int, rng, own_ms: float = 0.0) -> float:
     """Throughput (per ms) of the closed loop with K instances on one GPU (module doc).
 
     N clients, each request preceded by an exponential front end of mean θ; one FIFO
     queue; a free instance takes every waiting request (≤ b_max).  Exponential front
     ends are memoryless, so while every instance is busy the returns before the next
     event are drawn at once (binomial), and one at a time only while an instance waits.
+    ``own_ms``: work per input the instance itself spends off the GPU (compute input and
+    output, where a breakdown run measures it), added to the overlapping phase.
     The first tenth of the batches is a warm-up."""
     n = int(n_clients)
     cap = n if b_max is None else min(n, int(b_max))
@@ -128,7 +130,7 @@ def _gpu_loop_per_ms(n_clients: int, alpha_g: float, g0: float, b_max, theta: fl
             if state[i] == 0 and queue > 0:
                 size[i] = min(queue, cap)
                 queue -= size[i]
-                overlap = g0 - alpha_g * size[i]
+                overlap = own_ms * size[i] + max(0.0, g0 - alpha_g * size[i])
                 if overlap > 0:
                     state[i], phase_end[i] = 1, t + overlap
                 else:

@@ -74,6 +74,7 @@ class OnlineTerms:
     gpu_floor_ms: float | None = None   # g0 where the table's knee identifies the GPU time
     knee_batch: float | None = None     # b_s: where the GPU saturates (the knee)
     knee_p_value: float | None = None   # F-test of two lines against one (NaN: no test)
+    instance_ms_per_input: float = 0.0  # off-GPU work in the instance (breakdown run, knee)
 
 
 def sharing_factor(instances: int, gpu_share: float | None = None) -> float:
@@ -219,18 +220,23 @@ def _knee_terms(knee, peak: int, excess: float, largest: int,
         identified.append(f"Front-end time per request θ = {theta:.3g} ms: the round trip "
                           f"{knee.front_ms:.3g} ms (the large-batch line's intercept) + one "
                           f"input's transfer.")
+        own, assumed = 0.0, (
+            "The serial transfer t_x runs outside the GPU and overlaps across the clients' "
+            "connections online (a delay per request, not a queue); any part of it the "
+            "instance itself spends (compute input) would also bound the capacity. A "
+            "breakdown run's compute input says how much.",)
     else:
         theta = breakdown.front_end_ms
+        own = breakdown.compute_input_ms + breakdown.compute_output_ms
         identified.append(f"Front-end time per request {theta:.3g} ms: client send + network "
                           f"+ client receive at concurrency {breakdown.concurrency:g} "
                           f"(the breakdown run).")
-    assumed = (
-        "The serial transfer t_x runs outside the GPU and overlaps across the clients' "
-        "connections online (a delay per request, not a queue); any part of it the instance "
-        "itself spends (compute input) would also bound the capacity. A breakdown run's "
-        "compute input says how much.",
-    )
+        identified.append(f"The instance's own work off the GPU {own:.3g} ms per input: "
+                          f"compute input + output at concurrency {breakdown.concurrency:g} "
+                          f"(the breakdown run), overlapping the other instances' GPU work.")
+        assumed = ()
     return OnlineTerms(alpha_ms=a, tau0_ms=0.0, r2=knee.r2, saturation_batch=peak,
                        excess_ms=excess, transfer_ms=theta, gpu_share=None,
                        sharing_factor=1.0, identified=tuple(identified), assumed=assumed,
-                       gpu_floor_ms=g0, knee_batch=bs, knee_p_value=knee.p_value)
+                       gpu_floor_ms=g0, knee_batch=bs, knee_p_value=knee.p_value,
+                       instance_ms_per_input=own)

@@ -348,6 +348,7 @@ def test_a_table_with_a_knee_says_the_gpu_time_was_identified():
     assert rows["GPU time of a batch below the knee (g0)"] == "4.8 ms"
     assert rows["GPU share of a batch (γ)"].startswith("1 past the knee")
     assert "Time per request in a batch (α)" not in rows
+    assert rows["Instance's own work off the GPU"] == "not measured (0 assumed)"
     text = measured.terms_text(comp)
     assert "GPU batch time g(b) = max(4.8, 0.3·b) ms" in text
     assert "**Terms assumed**" in text and "serial transfer t_x" in text
