@@ -10,14 +10,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.arrival_input import (arrival_rate, arrival_times, check_arrival_times,
+from ..core.arrival_input import (arrival_rate, check_arrival_times,
                                   is_arrival_process)
 from ..core.domains import (N_BACKENDS, N_REQUESTS, NET_DELAY, RETRY_CYCLE_S,
                             SIM_RATE_PER_S, WARMUP)
 from ..core.jit import BACKEND, choose, compiled  # noqa: F401 (BACKEND: public API)
 from ..core.renamed import renamed_attribute
+from ..core.records import drawn_arrivals, summary_of, warmup_count
 from ..core.service_laws import service_sampler
-from ..core.stats import N_GROUPS, ci95_half_width, percentiles
+from ..core.stats import N_GROUPS, ci95_half_width
 
 POLICIES = ("random_retry", "jsq", "central_queue")
 _CHOICE_CHUNK = 1 << 18       # random backend choices drawn per refill
@@ -135,7 +136,8 @@ _LOOPS = {"random_retry": (_retry_loop_fast, _retry_loop), "jsq": (_jsq_loop_fas
 
 @dataclass(frozen=True)
 class DispatchRecords:
-    """Tidy per-request sample path (all requests, seconds)."""
+    """Tidy per-request sample path (all requests, seconds): arrival, service start,
+    service time and tries; ``summarised`` turns it into a ``DispatchSimResult``."""
 
     arrival: np.ndarray
     start: np.ndarray
@@ -248,10 +250,8 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
         RETRY_CYCLE_S.check(c)                       # retries need time
     loop = choose(backend, *_LOOPS[policy])
     rng = np.random.default_rng(seed)
-    if arrivals is None:
-        arrival = np.cumsum(rng.standard_exponential(n_req) / lam)
-    else:
-        arrival = replay if replay is not None else arrival_times(arrivals, n_req, rng)
+    # the preamble every simulator shares: Poisson at λ, the replayed trace, or a process
+    arrival = drawn_arrivals(lam, n_req, rng, arrivals if replay is None else replay)
     svc = sampler(rng, n_req)
     if svc.shape != (n_req,) or not np.all(np.isfinite(svc)) or np.any(svc < 0):
         raise ValueError("service must give finite times >= 0")
@@ -299,30 +299,47 @@ def simulate_dispatch(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
     """
     rec = simulate_records(policy, lam, service, n, d1, d2, delta, n_requests, seed,
                            backend=backend, arrivals=arrivals)
-    n_req = rec.arrival.size
-    warm = n_req // 10 if warmup_requests is None else int(WARMUP.check(warmup_requests,
-                                                                          "warmup_requests"))
-    warm = min(warm, n_req - 1)
+    return summarised(rec, policy, warmup_requests)
+
+
+def _ci95(values: np.ndarray) -> tuple[float, bool]:
+    """95 % half-width of the mean of ``values`` by batch means over ``N_GROUPS`` groups
+    of consecutive requests (``engine.core.stats.ci95_half_width``), and whether it is
+    trustworthy (inf, False for fewer requests than groups)."""
+    edges = np.arange(N_GROUPS + 1) * values.size // N_GROUPS
+    return ci95_half_width(np.add.reduceat(values, edges[:-1]), values.size)
+
+
+def summarised(records: DispatchRecords, policy: str, warmup_requests=None) -> DispatchSimResult:
+    """``DispatchSimResult`` of a sample path: the warm-up left out
+    (``engine.core.records.warmup_count``: ``warmup_requests``, default n // 10, at least
+    one request counted), the means and percentiles of the response and waiting times by
+    ``engine.core.records.summary_of``, their 95 % half-widths by batch means, the tries
+    and the busy fractions of first tries and retries."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    n_req = records.arrival.size
+    if n_req == 0:
+        raise ValueError("records must hold at least one request")
+    warm = warmup_count(n_req, None if warmup_requests is None
+                        else WARMUP.check(warmup_requests, "warmup_requests"))
     counted = n_req - warm
-    response = rec.response[warm:]
-    waiting = rec.waiting[warm:]
-    edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
-    ci, reliable = ci95_half_width(np.add.reduceat(response, edges[:-1]), counted)
-    ci_w, _ = ci95_half_width(np.add.reduceat(waiting, edges[:-1]), counted)
-    mean_r, mean_w = float(response.mean()), float(waiting.mean())
-    r50, r95, r99 = percentiles(response, (50.0, 95.0, 99.0))
-    w50, w99 = percentiles(waiting, (50.0, 99.0))
+    response = records.response[warm:]
+    waiting = records.waiting[warm:]
+    r, w = summary_of(response), summary_of(waiting)
+    ci, reliable = _ci95(response)
+    ci_w, _ = _ci95(waiting)
     response.sort()
     waiting.sort()
-    attempts = rec.attempts[warm:]
+    attempts = records.attempts[warm:]
     # Busy fractions over the counted requests' tries (first tries vs retries).
     first_busy = float(np.mean(attempts > 1))
     retries = float(np.sum(attempts - 1))
     retry_busy = float(np.sum(np.maximum(attempts - 2, 0)))
     return DispatchSimResult(
-        policy=policy, mean_response_s=mean_r, ci95_s=ci, mean_waiting_s=mean_w,
-        ci95_waiting_s=ci_w, p50_response_s=float(r50), p95_response_s=float(r95),
-        p99_response_s=float(r99), p50_waiting_s=float(w50), p99_waiting_s=float(w99),
+        policy=policy, mean_response_s=r.mean, ci95_s=ci, mean_waiting_s=w.mean,
+        ci95_waiting_s=ci_w, p50_response_s=r.p50, p95_response_s=r.p95,
+        p99_response_s=r.p99, p50_waiting_s=w.p50, p99_waiting_s=w.p99,
         mean_attempts=float(attempts.mean()), p_busy_first_try=first_busy,
         p_busy_retry=retry_busy / retries if retries else float("nan"),
         n_requests=int(counted), ci_reliable=reliable,

@@ -280,10 +280,15 @@ class _Run:
 
 # replica_curves solves eq 7 over ≤ 160 counts and the retry chain at ≤ 20: ~0.2 s a case.
 # Its cost grows with c·nμ and 1/(1 − ρ) at the first stable n (the chain's states): the
-# offered load λ/μ = m + f, f ≤ 0.5, keeps ρ ≤ 0.98 there, and c·μ ≤ 3.
+# offered load λ/μ = m + f, f ≤ 0.5, keeps ρ ≤ 0.98 there, and c·μ ≤ 3; c is 0 or at
+# least 1e-4 s (the page's slider steps), as RT/c terms of corrected eq 7 are summed with
+# a retry busy probability near 1 when c → 0 (hours at c ~ 1e-10 s).
+PAGE_DELAYS = st.one_of(st.just(0.0), st.floats(1e-4, 0.01))
+
+
 @fuzz(40)
 @given(valid(MU, low=1.0, high=100.0), st.integers(0, 40), st.floats(0.0, 0.5),
-       valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01), valid(NET_DELAY, high=0.01),
+       PAGE_DELAYS, PAGE_DELAYS, PAGE_DELAYS,
        valid(PERCENTILE, low=50.0, high=99.9), service_laws(), st.integers(1, 40),
        valid(ARRIVAL_SCV, high=10.0), st.data())
 def test_sla_page_answers(mu, whole, part, d1, d2, delta, p, service, n_at, ca2, data):
@@ -481,6 +486,10 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
         assert r.p50_waiting_s <= r.p99_waiting_s <= r.p99_response_s
         rec = sla_sim.simulate_records(**kw)
         assert_no_nan(rec)
+        again = sla_sim.summarised(rec, policy, warmup)      # the same seed: the same path
+        assert (again.mean_response_s, again.p99_waiting_s, again.ci95_s) == (
+            r.mean_response_s, r.p99_waiting_s, r.ci95_s)
+        tally(sla_sim.summarised)
         tally(sla_sim.simulate_dispatch)
         tally(sla_sim.simulate_records)
     lam = float(at_load(rho[0], cap))
@@ -508,6 +517,8 @@ def test_dispatch_sim(policy, service, n, d1, d2, delta, rho, n_requests, warmup
     rejects((sla_sim.simulate_dispatch, sla_sim.simulate_records), p, bad,
             policy=policy, service=service, seed=seed)
     raises_naming("policy", sla_sim.simulate_dispatch, "round_robin", 1.0, service, n)
+    raises_naming("policy", sla_sim.summarised, sla_sim.DispatchRecords(
+        np.zeros(1), np.zeros(1), np.zeros(1), np.ones(1, dtype=np.int64)), "round_robin")
 
 
 # ============================================================ engine.core.roots
@@ -570,6 +581,7 @@ FUZZED = {
         "binned_rates": test_sla_traces},
     sla_sim: {
         "simulate_records": test_dispatch_sim, "simulate_dispatch": test_dispatch_sim,
+        "summarised": test_dispatch_sim,
         "DispatchRecords": (test_dispatch_sim, "simulate_records"),
         "DispatchSimResult": (test_dispatch_sim, "simulate_dispatch")},
     answers: {name: test_sla_page_answers for name in (

@@ -620,6 +620,25 @@ def test_replica_plan_costs_and_overload_by_hand():
     np.testing.assert_array_equal(plan.overloaded, [False, False, True, False])
 
 
+def test_summary_is_read_off_the_records_after_the_warm_up():
+    """simulate_dispatch = simulate_records (the same seed) summarised: n // 10 requests
+    left out, then numpy's mean and (linear) percentiles of what remains."""
+    kw = dict(policy="random_retry", lam=800.0, service=EXP, n=10, d1=2.5e-4, d2=2.5e-4,
+              delta=5e-4, n_requests=20_000, seed=11)
+    r = sla.simulate_dispatch(**kw)
+    rec = sla.simulate_records(**kw)
+    resp, wait = rec.response[2000:], rec.waiting[2000:]
+    assert r.n_requests == 18_000
+    assert r.mean_response_s == pytest.approx(resp.mean(), rel=1e-12)
+    assert r.mean_waiting_s == pytest.approx(wait.mean(), rel=1e-12, abs=1e-15)
+    assert [r.p50_response_s, r.p95_response_s, r.p99_response_s] == pytest.approx(
+        np.percentile(resp, [50, 95, 99]), rel=1e-12)
+    assert [r.p50_waiting_s, r.p99_waiting_s] == pytest.approx(np.percentile(wait, [50, 99]),
+                                                               rel=1e-12, abs=1e-15)
+    assert r.mean_attempts == pytest.approx(rec.attempts[2000:].mean())
+    assert r.p_busy_first_try == pytest.approx(np.mean(rec.attempts[2000:] > 1))
+
+
 def test_simulation_summary_speaks_the_shared_vocabulary():
     """The fields say their unit (s); the names of before (the shared vocabulary
     mean_latency, mean_wait, p50, p95, p99, ci95 and this result's own) still read the
