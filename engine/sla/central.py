@@ -4,8 +4,6 @@ beside the dispatch simulator's ``central_queue`` policy.  Times in s, rates per
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.domains import MU, NET_DELAY
 from ..core.service_laws import service_sampler
 from ..core.two_moment import mean_wait_ggn
