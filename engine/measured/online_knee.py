@@ -97,8 +97,9 @@ def _gpu_knee(batch_size, batch_time_ms, throughput_per_s) -> _Knee:
     if p >= KNEE_SIGNIFICANCE:
         return none(f"two lines do not beat one (F-test p = {p:.2g} ≥ "
                     f"{KNEE_SIGNIFICANCE:g})", p, r2)
-    if s1 < 0 or front < 0:
+    if s1 < -1e-6 * (abs(s1) + d) or front < -1e-6 * (abs(c) + d * k):   # beyond rounding
         return none("the two lines give a negative transfer or round trip", p, r2)
+    front, s1 = max(front, 0.0), max(s1, 0.0)
     return _Knee(front_ms=float(front), transfer_ms=float(s1), gpu_alpha_ms=float(d),
                  gpu_floor_ms=float(d * k), knee_batch=float(k), p_value=p, r2=float(r2),
                  rows=n, found=True)
@@ -116,7 +117,7 @@ def _gpu_loop_per_ms(n_clients: int, alpha_g: float, g0: float, b_max, theta: fl
     output, where a breakdown run measures it), added to the overlapping phase.
     The first tenth of the batches is a warm-up."""
     n = int(n_clients)
-    cap = n if b_max is None else min(n, int(b_max))
+    cap = n if b_max is None or not math.isfinite(b_max) else min(n, int(b_max))
     k = int(instances)
     state = [0] * k               # 0 idle, 1 overlapping phase, 2 waiting for the GPU, 3 on it
     phase_end = [math.inf] * k

@@ -379,6 +379,34 @@ def test_online_terms(alpha, tau0, sizes, instances, front, c_in, c_infer, c_out
     read_or_refuse(online_terms.read_server_breakdown, garbage)
 
 
+@fuzz(ONLINE_CASES // 4)
+@given(st.floats(0.0, 5.0), st.floats(0.0, 2.0), st.floats(0.01, 2.0), st.floats(2.5, 60.0),
+       st.lists(st.integers(1, 300), min_size=1, max_size=3, unique=True),
+       st.integers(1, 3), st.one_of(st.none(), st.integers(1, 128)))
+def test_online_knee(front, tx, alpha_g, knee, clients, instances, b_max):
+    """predict_online / identify_online_terms on an exact table with a GPU knee,
+    L(b) = f + t_x·b + max(α_g·b_s, α_g·b) over b = 1 … 128: the knee is found and each
+    term recovered; Little's law; the GPU bounds the throughput (≤ 1/α_g) and each round
+    trip holds at least a front end and g0 (X ≤ N/(θ + g0), 5 % slack for a simulated
+    mean)."""
+    sizes = (1, 2, 4, 8, 16, 32, 64, 128)
+    rows = [(b, 1000 * b / (front + tx * b + max(alpha_g * knee, alpha_g * b))) for b in sizes]
+    text = offline_text(rows)
+    t = online_terms.identify_online_terms(profiles.read_batch_profile(text), instances)
+    assert t.knee_batch is not None
+    g0 = alpha_g * knee
+    assert close(t.alpha_ms, alpha_g, 1e-5) and close(t.gpu_floor_ms, g0, 1e-4)
+    assert abs(t.transfer_ms - (front + tx)) <= 1e-4 * (1 + front + tx + g0)
+    tally(online_terms.identify_online_terms)
+    pred = online.predict_online(text, clients, instances=instances, b_max=b_max)
+    assert_no_nan(pred)
+    n = np.asarray(clients, dtype=float)
+    assert close(n, pred.throughput_per_s * pred.mean_latency_ms / 1000, 1e-9)
+    assert np.all(pred.throughput_per_s <= 1.001 * 1000 / alpha_g)
+    assert np.all(pred.throughput_per_s <= 1.05 * 1000 * n / (pred.transfer_ms + g0))
+    tally(online.predict_online)
+
+
 # ============================================================ engine.measured.requests
 
 REQUEST_TIMES = st.floats(0.0, 1e5, allow_nan=False, allow_infinity=False, allow_subnormal=False)
