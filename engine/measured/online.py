@@ -5,8 +5,9 @@ of b inputs at a time (concurrency 1, one model instance); the latency includes
 sending the b inputs one after another over HTTP.  Online: N clients each send one
 input and the next when it returns (a closed loop), dynamic batching (``b_max``),
 often several model instances sharing one queue.  ``predict_online`` is the lab's
-model of the online run from the offline table alone; ``compare_online`` puts it
-beside a measured online table.  Every assumption is listed in the result
+model of the online run from the offline table alone (the GPU's batch time read off
+the offline latency's knee where it has one: ``online_knee``); ``compare_online`` puts
+it beside a measured online table.  Every assumption is listed in the result
 (``assumptions``); the derivation and the measured errors: docs/models/measured.md.
 """
 from __future__ import annotations
