@@ -195,3 +195,18 @@ def test_a_breakdown_run_measures_the_instances_own_work():
     assert told.transfer_ms == pytest.approx(f + t_net)
     assert blind.throughput_per_s[-1] / 1000 > 1.30 * truth[-1]
     assert told.throughput_per_s / 1000 == pytest.approx(np.array(truth), rel=0.20)
+
+
+def test_the_pytorch_pair_shows_no_knee():
+    """The published PyTorch pair's offline latency grows at one slope from b = 1 to its
+    throughput's peak: no table has a significant knee (A100's best hinge: p ≈ 0.08; the
+    others' slope does not grow), so every GPU keeps the averaged GPU share and the pair's
+    errors are those of tests/measured/test_online.py."""
+    from engine.measured import read_batch_profiles
+    from tests.real_data import real_file
+    for profile in read_batch_profiles(real_file("triton_dle_resnet50_pytorch_offline.csv")):
+        knee = _gpu_knee(profile.batch_size, profile.batch_time_ms, profile.throughput_per_s)
+        assert not knee.found, profile.label
+        assert knee.p_value > 0.05 or "does not grow" in knee.reason, profile.label
+        terms = identify_online_terms(profile, 2)
+        assert terms.knee_batch is None and "GPU share γ" in terms.assumed[0]
