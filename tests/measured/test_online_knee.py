@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from engine.measured import (compare_online, identify_online_terms, predict_online,
-                             read_batch_profile)
+                             read_batch_profile, read_batch_profiles)
 from engine.measured.online_knee import _gpu_knee, _gpu_loop_per_ms
+from tests.real_data import real_file
 
 SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
 CONCURRENCY = (16, 32, 48, 64, 96, 128, 160, 192, 224, 256)
@@ -202,8 +203,6 @@ def test_the_pytorch_pair_shows_no_knee():
     throughput's peak: no table has a significant knee (A100's best hinge: p ≈ 0.08; the
     others' slope does not grow), so every GPU keeps the averaged GPU share and the pair's
     errors are those of tests/measured/test_online.py."""
-    from engine.measured import read_batch_profiles
-    from tests.real_data import real_file
     for profile in read_batch_profiles(real_file("triton_dle_resnet50_pytorch_offline.csv")):
         knee = _gpu_knee(profile.batch_size, profile.batch_time_ms, profile.throughput_per_s)
         assert not knee.found, profile.label
