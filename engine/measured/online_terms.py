@@ -16,8 +16,9 @@ and one cost it shows only through its shape: how much of a batch's time holds t
 GPU (the **GPU share** γ).  Where the offline latency has a knee (its slope grows where
 the GPU saturates: ``online_knee``), the table itself separates the GPU's batch time
 g(b) = max(g0, α_g·b) from the serial transfer t_x per input and the round trip f, and
-those terms are used (``_knee_terms``); otherwise the terms below, with γ assumed.  Online, an instance's non-GPU work overlaps the other
-instances' GPU work; the GPU work does not overlap.  ``identify_online_terms`` reads
+those terms are used (``_knee_terms``); otherwise the terms below, with γ assumed.
+Online, an instance's non-GPU work overlaps the other instances' GPU work; the GPU
+work does not overlap.  ``identify_online_terms`` reads
 each term off the offline table where the table shows it, says which terms are
 assumed, and takes a concurrency-2 perf_analyzer run with its server-side breakdown
 (``read_server_breakdown``) to measure the two the table cannot: the front end and γ.
