@@ -16,7 +16,7 @@ replies of 256 tokens, 20 requests/s, TTFT p95 ≤ 500 ms and TPOT p95 ≤ 30 ms
   generator writes for its answer (aiconfigurator/generator/rule_plugin/vllm.rule:
   max_num_seqs 512 below a batch of 512, max_num_batched_tokens = batch + prompt +
   1,500), chunked prefill (vLLM V1), no prefix caching, the KV cache of an 80 GiB H100 at
-  vLLM's utilisation 0.92 after 14.96 GiB of BF16 weights.
+  vLLM's utilization 0.92 after 14.96 GiB of BF16 weights.
 * Then the same at rates just under 1, 2 and 4 times the rule's per-replica rate, where
   ⌈·⌉ leaves the least headroom.
 

@@ -90,7 +90,7 @@ def test_cost_per_million_validates_load_and_energy(name, args):
 
 def test_short_simulation_whose_counted_jobs_joined_one_early_batch():
     """ρ = 5, 20 jobs: after the first job every job joins one batch that starts with job 1,
-    before the warm-up (2 jobs) ends.  E[B] was NaN, utilisation 0, and summarize raised
+    before the warm-up (2 jobs) ends.  E[B] was NaN, utilization 0, and summarize raised
     IndexError; that batch holds counted jobs, so it counts."""
     alpha, tau0 = 0.1438, 1.8874
     lam = 5 / alpha

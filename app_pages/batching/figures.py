@@ -118,7 +118,7 @@ def traffic_figure(curves, *, x_title, sla_ms=None) -> go.Figure:
 
 
 def utilization_figure(x, util, bound, *, x_title, unstable_at, x_max) -> go.Figure:
-    """Fig 5: server utilisation 1 − π0 (eq 38) and its bound min(1, λ(α + τ0))."""
+    """Fig 5: server utilization 1 − π0 (eq 38) and its bound min(1, λ(α + τ0))."""
     fig = new_figure("Share of time the GPU is busy", x_title,
                      "GPU busy (share of time, 1 − π0)")
     fig.add_traces([_line(x, bound, "bound min(1, λ(α+τ0)) (Lemma 5)", COLORS["bound"],

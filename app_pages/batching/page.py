@@ -1,4 +1,4 @@
-"""GPU dynamic batching (Inoue 2021): latency, utilisation and energy vs load."""
+"""GPU dynamic batching (Inoue 2021): latency, utilization and energy vs load."""
 import streamlit as st
 
 from engine.batching import load_in, max_rate_for_p99

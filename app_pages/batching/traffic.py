@@ -1,7 +1,7 @@
 """The GPU batching page under the chosen arrival process (``ui.arrivals_input``).
 
 Poisson keeps the page's exact results.  Under MMPP-2 the mean latency, batch size and
-utilisation are exact (``engine.batching.mean_latency_mmpp2``); under a bursty renewal
+utilization are exact (``engine.batching.mean_latency_mmpp2``); under a bursty renewal
 process or a replayed trace there is no exact result, so the means come from the
 simulator.  Every process is time-scaled to the page's load.  The "Poisson vs this
 traffic" view sets them side by side at one mean load: mean latency (exact where theory

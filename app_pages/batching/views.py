@@ -14,7 +14,7 @@ from ui.export import operating_marker
 from ui.memo import memo
 
 VIEWS = LATENCY, ENERGY, B_MAX, TAIL, COMPARE, FIT, MEASURED, FORMULAS = (
-    "Latency", "Utilisation & energy", "Batch-size limit", "Tail latency & Triton",
+    "Latency", "Utilization & energy", "Batch-size limit", "Tail latency & Triton",
     "Poisson vs this traffic", "Profile fit", "Model vs measurement", "Formulas")
 CHART_VIEWS = (LATENCY, ENERGY, B_MAX, TAIL, FIT)   # the scenario's views the report draws
                                        # (COMPARE once computed: ``report_views``; the
@@ -25,7 +25,7 @@ X_TITLES = dict(zip(LOAD_UNITS, ("load ρ = λα (share of the capacity 1/α)",
                                   "arrival rate (requests/s)")))
 TITLES = {      # chart name (CSV file, widget key) → the report's heading
     "latency": "Mean latency against load",
-    "utilisation": "Share of time the GPU is busy against load",
+    "utilization": "Share of time the GPU is busy against load",
     "energy_efficiency": "Energy efficiency against load",
     "tradeoff": "Energy efficiency against mean latency",
     "b_max_family": "Mean latency for several batch-size limits",
@@ -121,7 +121,7 @@ def _figures(view: str, scenario, point) -> tuple:
     if view == LATENCY:
         return (("latency", _latency(scenario, c, sweep, point.baseline)),)
     if view == ENERGY:
-        out = [("utilisation", figs.utilization_figure(x, c.utilization, c.utilization_bound,
+        out = [("utilization", figs.utilization_figure(x, c.utilization, c.utilization_bound,
                                                        **axes))]
         if c.energy_efficiency_per_j is not None:
             here = point.at(scenario)

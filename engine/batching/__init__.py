@@ -6,7 +6,7 @@ Times in any one unit (the presets use ms, so λ is per ms).
 
 * ``formulas``    capacity, bounds φ0/φ1/φ, energy efficiency and its bound, load units
 * ``exact``       the exact chain solvers (series for b_max = ∞, departure chain otherwise)
-* ``means``       exact E[W], E[B], utilisation, η; the ``DynamicBatching`` object
+* ``means``       exact E[W], E[B], utilization, η; the ``DynamicBatching`` object
 * ``curves``      everything over a load grid, for plots and reports
 * ``answers``     SLA answers, the operating point, cost, simulated sweeps, Triton delays
 * ``sim``         the discrete-event simulator (greedy and Triton-style batchers)

@@ -305,7 +305,7 @@ class OperatingPoint:
 
     @property
     def idle_share(self) -> float:
-        """Share of time the GPU is idle, π0 (1 − utilisation)."""
+        """Share of time the GPU is idle, π0 (1 − utilization)."""
         return 1.0 - self.utilization
 
 
@@ -329,7 +329,7 @@ def busy_split(utilization, mean_batch_size, alpha_ms, tau0_ms) -> tuple[float, 
 
 def operating_point_at(lam_per_ms, alpha_ms, tau0_ms, b_max=None, beta_j=None, c0_j=None,
                        gpu_usd_per_hour=0.0, usd_per_kwh=0.0) -> OperatingPoint:
-    """The dynamic-batching server at one load λ (per ms): exact E[W], E[B] and utilisation
+    """The dynamic-batching server at one load λ (per ms): exact E[W], E[B] and utilization
     (``stationary``), η = 1/(β + c0/E[B]) (eq 19) when β and c0 (J) are given, and the
     ``cost_per_million`` of a request at that load."""
     lam = float(LAM.check(lam_per_ms, "lam_per_ms"))

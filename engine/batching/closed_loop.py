@@ -7,7 +7,7 @@ time outside the server (client and network: a pure delay, exponential with mean
 (at most ``b_max``) as one batch of deterministic time τ[b] = αb + τ0.
 
 ``closed_loop`` returns the throughput, mean latency (queue arrival to batch
-completion, think time excluded), mean batch size and utilisation, with the method
+completion, think time excluded), mean batch size and utilization, with the method
 used for each point:
 
 * ``"cycle"``: zero think time, one copy (or N ≥ instances·b_max): every batch holds
@@ -68,7 +68,7 @@ class ClosedLoop:
 
 
 def closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1) -> ClosedLoop:
-    """Throughput, mean latency, mean batch size and utilisation of N clients in a loop.
+    """Throughput, mean latency, mean batch size and utilization of N clients in a loop.
 
     All arguments broadcast like a numpy ufunc: ``n_clients`` N (integer, 1..4096),
     ``alpha``/``tau0`` (τ[b] = αb + τ0), ``b_max`` (None or inf: unlimited),
@@ -261,7 +261,7 @@ def _stationary_law(matrix, start: int) -> np.ndarray:
 
 @lru_cache(maxsize=1024)
 def _chain(n, a, t0, b_max, theta):
-    """(X, W, E[b], utilisation) of one copy with exponential think time θ > 0.
+    """(X, W, E[b], utilization) of one copy with exponential think time θ > 0.
 
     Renewal reward over batch starts with the chain's law π.  A cycle from q lasts
     τ[b] plus, when the batch empties the system, the idle time θ/N until the first
@@ -269,7 +269,7 @@ def _chain(n, a, t0, b_max, theta):
     q plus the returns so far, m(1 − e^(−s/θ)) on average at time s, so the area is
     qτ + m(τ − θ(1 − e^(−τ/θ))).  W = E[area]/E[b] (Little's law
     at the server), X = N/(W + θ) (over the loop; equal to E[b]/E[cycle]),
-    utilisation E[τ]/E[cycle].
+    utilization E[τ]/E[cycle].
     """
     matrix, idle, tau, b = _transitions(n, a, t0, b_max, theta)
     pi = _stationary_law(matrix, start=n - 1)      # all N waiting: perf_analyzer's start
@@ -304,7 +304,7 @@ def _group_rate(k, a, t0, b_max, copies):
 
 @lru_cache(maxsize=1024)
 def _flow_equivalent(n, a, t0, b_max, theta, copies):
-    """(X, W, E[b], utilisation) of several copies by a flow-equivalent server (an
+    """(X, W, E[b], utilization) of several copies by a flow-equivalent server (an
     approximation): the copies are replaced by one station serving at ``_group_rate``
     μ(k) with k present, fed by the delay station; the birth-death law
     P(k) ∝ θ^(N−k)/(N−k)! / Π_{j≤k} μ(j) gives X = Σ P(k) μ(k), W = E[k]/X and

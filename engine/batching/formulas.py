@@ -92,7 +92,7 @@ def energy_efficiency_bound(lam, alpha, tau0, beta, c0):
 
 
 def utilization_bound(lam, alpha, tau0):
-    """Upper bound of the utilisation 1 − π0: min(1, λ(α + τ0)) (Lemma 5)."""
+    """Upper bound of the utilization 1 − π0: min(1, λ(α + τ0)) (Lemma 5)."""
     lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
     return np.minimum(1.0, lam * (alpha + tau0))[()]
 

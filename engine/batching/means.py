@@ -1,8 +1,8 @@
 """Exact stationary means of the dynamic-batching queue (Inoue 2021): E[W], E[Ĥ], E[B],
-utilisation and energy efficiency, and the frozen ``DynamicBatching`` model object.
+utilization and energy efficiency, and the frozen ``DynamicBatching`` model object.
 
 Every function broadcasts like a numpy ufunc.  A load at or beyond capacity gives
-``inf`` for the means; batch size, utilisation and η take their saturated limits.
+``inf`` for the means; batch size, utilization and η take their saturated limits.
 """
 from __future__ import annotations
 
@@ -41,11 +41,11 @@ class Stationary:
 
 
 def stationary(lam, alpha, tau0, b_max=None) -> Stationary:
-    """Exact E[W], E[Ĥ], E[B] and utilisation, broadcast over all arguments.
+    """Exact E[W], E[Ĥ], E[B] and utilization, broadcast over all arguments.
 
     b_max = None (or inf): the generating-function series (``exact.unlimited_moments``),
     vectorised; a finite b_max: one departure-chain solve per point.  Unstable
-    points give E[W] = inf, E[B] = b_max, utilisation 1.
+    points give E[W] = inf, E[B] = b_max, utilization 1.
     """
     lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
     b = check_b_max(b_max)
@@ -101,7 +101,7 @@ def mean_batch_size(lam, alpha, tau0, b_max=None):
 
 
 def utilization(lam, alpha, tau0, b_max=None):
-    """Exact server utilisation 1 − π0 (eq 38); 1 beyond capacity (bound: Lemma 5)."""
+    """Exact server utilization 1 − π0 (eq 38); 1 beyond capacity (bound: Lemma 5)."""
     return stationary(lam, alpha, tau0, b_max).utilization
 
 

@@ -131,7 +131,7 @@ def _level_cap(d1, alpha, tau0, b_max) -> int:
 # ------------------------------------------------------------------ public API
 
 def mean_latency_mmpp2(arrivals, alpha, tau0, b_max=None) -> Mmpp2Batching:
-    """Exact mean latency, wait, batch size, utilisation and throughput under MMPP-2 arrivals.
+    """Exact mean latency, wait, batch size, utilization and throughput under MMPP-2 arrivals.
 
     ``arrivals``: an MMPP-2 (any object with 2x2 ``D0`` and ``D1``: rates r1, r2 and
     switches s12, s21 give D0 = [[−r1 − s12, s12], [s21, −r2 − s21]], D1 = diag(r1, r2);

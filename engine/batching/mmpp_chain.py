@@ -155,7 +155,7 @@ def _solve(chain: _Chain, guess: np.ndarray | None = None) -> np.ndarray:
 
 def _means(chain: _Chain, pi: np.ndarray, d0, d1, alpha, tau0):
     """Renewal reward over batch cycles (a batch and the idle time after it, if any):
-    (E[W], E[Ĥ], E[B], utilisation, throughput, the level law, the mass leaving)."""
+    (E[W], E[Ĥ], E[B], utilization, throughput, the level law, the mass leaving)."""
     n = chain.n_levels
     p = pi.reshape(n, 2)
     level = np.arange(1, n + 1)

@@ -354,7 +354,7 @@ def summarize(records: SimRecords, warmup_jobs: int = 0,
     """Statistics of a recorded sample path, leaving out the first ``warmup_jobs`` jobs.
 
     The CI comes from batch means of consecutive jobs (``core.stats.ci95_half_width``); E[B]
-    and utilisation count the batches that hold a job past the warm-up (so a
+    and utilization count the batches that hold a job past the warm-up (so a
     short run whose counted jobs all joined one earlier batch still has one).
     """
     n = records.arrival.size

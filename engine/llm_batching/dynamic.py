@@ -52,7 +52,7 @@ def _dynamic_chain(lam: float, dist, k, b_max: float, n_states: int):
     State n = requests left waiting when a batch ends; the next batch takes
     B = min(max(n, 1), b_max) of them and A ~ Poisson(λH(B, L_B)) arrive during
     it (mixed over L_B).  Mass beyond the last state is put on it.  Returns
-    (wait, sojourn, E[B], utilisation, mass in the top quarter).
+    (wait, sojourn, E[B], utilization, mass in the top quarter).
     """
     k1, k2, k3, k4 = k
     n = np.arange(n_states)

@@ -133,7 +133,7 @@ def kv_capacity_tokens(*, gpu_memory_gib, weights_gib, layers, kv_heads, head_di
                        activation_gib=0.0, tensor_parallel=1) -> int:
     """Tokens the paged KV cache holds, as vLLM sizes it::
 
-        tokens = ⌊(TP·memory·utilisation − weights − activations) /
+        tokens = ⌊(TP·memory·utilization − weights − activations) /
                   (2 · layers · KV heads · head dim · bytes per element)⌋
 
     (memory per GPU, weights and activation peak over all TP GPUs, in GiB).  ``ValueError``

@@ -31,8 +31,8 @@ from ..core.service_laws import (SERVICE_LAWS, empirical_service, service_cdf,  
                                  service_law, service_sampler)
 from .cdfs import (MISS_RESOLUTION, erlang_c, mmn_response_cdf, mmn_response_percentile,  # noqa: F401
                    mmn_waiting_cdf, mmn_waiting_percentile, response_cdf,
-                   resolved_miss, response_percentile, retry_busy_probability, utilisation,
-                   utilization,
+                   resolved_miss, response_percentile, retry_busy_probability, utilization,
+                   utilisation,
                    waiting_percentile)
 from .answers import (SIM_MAX_N, SIM_POINTS, at_replicas, fewest_simulated,  # noqa: F401
                       late_curve, replica_answers, sim_grid, sim_requests, simulable,

@@ -4,6 +4,8 @@ FIFO queue; their CDFs and percentiles.  Times in s, rates per s.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import stats
 
@@ -37,7 +39,10 @@ def utilization(lam, mu, n):
 
 
 def utilisation(lam, mu, n):
-    """The former spelling of ``utilization`` (the same numbers)."""
+    """The former spelling of ``utilization`` (the same numbers, with a
+    ``DeprecationWarning``; removed in 0.6)."""
+    warnings.warn("utilisation(...) is deprecated; use utilization(...) (the old name is "
+                  "removed in 0.6)", DeprecationWarning, stacklevel=2)
     return utilization(lam, mu, n)
 
 

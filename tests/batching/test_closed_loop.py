@@ -194,7 +194,7 @@ N_GRID = np.arange(1, 61)
 def test_littles_law_bounds_and_monotone_throughput(params):
     """Little over the loop, N = X(W + θ), to rounding; X ≤ N/(τ[1] + θ) (W ≥ τ[1]) and
     X ≤ c·B/τ[B] with B = min(N, b_max) (b/τ[b] grows with b); 1 ≤ E[b] ≤ B;
-    utilisation in [0, 1]; X nondecreasing in N (one more client never slows the loop)."""
+    utilization in [0, 1]; X nondecreasing in N (one more client never slows the loop)."""
     alpha, tau0, b_max, theta, c = params
     r = closed_loop(N_GRID, alpha, tau0, b_max, theta, c)
     x, w = r.throughput, r.mean_latency

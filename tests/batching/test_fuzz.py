@@ -72,7 +72,7 @@ def test_batching_closed_forms(alpha, tau0, rho, beta, c0, data):
 # ============================================================ engine.batching: exact solution
 
 def check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable):
-    """Exact E[W], E[B], utilisation and η against their bounds; inf exactly when unstable.
+    """Exact E[W], E[B], utilization and η against their bounds; inf exactly when unstable.
 
     All functions of ``engine.batching`` that solve the queue are called (each
     solves it anew, apart from the cached finite-b_max chain).
@@ -493,7 +493,7 @@ CLOSED_DOMAINS = {"n_clients": N_CLIENTS, "alpha": ALPHA, "tau0": TAU0, "b_max":
 
 def check_closed_loop(r, n, alpha, tau0, b_max, theta, c):
     """Finite, Little's law n = X(W + θ), W ≥ τ[1], X ≤ min(N/(τ[1] + θ), c·B/τ[B]) with
-    B = min(N, b_max), 1 ≤ E[b] ≤ B, utilisation in [0, 1] (all up to rounding)."""
+    B = min(N, b_max), 1 ≤ E[b] ≤ B, utilization in [0, 1] (all up to rounding)."""
     assert_no_nan(r)
     x, w = arr(r.throughput), arr(r.mean_latency)
     assert np.all(np.isfinite(x) & (x > 0) & np.isfinite(w))
@@ -670,7 +670,7 @@ BAD_ARRIVALS = st.sampled_from([None, object(), np.array([0.0, 1.0]), Poisson(1.
 def test_mean_latency_mmpp2(alpha, overhead, b_max, load, ratio, share, period, data):
     """mean_latency_mmpp2 over MMPP-2 shapes (phase rates 1-20 apart, phase 1 for 5-95 %
     of the time, switching every 0.01-100 batch times) and loads ρ of capacity: no NaN,
-    inf exactly when unstable, E[W] ≥ τ[1], 1 ≤ E[B] ≤ b_max, utilisation in [0, 1],
+    inf exactly when unstable, E[W] ≥ τ[1], 1 ≤ E[B] ≤ b_max, utilization in [0, 1],
     throughput λ where the truncation converged; bad arguments name themselves."""
     tau0 = overhead * alpha                       # τ0 from 0 to 50 α: any magnitude of α
     cap = float(batching.capacity(alpha, tau0, b_max))

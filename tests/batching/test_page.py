@@ -63,7 +63,7 @@ def test_unstable_load_is_reported_not_crashed():
     assert metric(at, "Mean latency") == "∞ (unstable)"
 
 
-@pytest.mark.parametrize("view", ["Latency", "Utilisation & energy", "Batch-size limit",
+@pytest.mark.parametrize("view", ["Latency", "Utilization & energy", "Batch-size limit",
                                   "Tail latency & Triton", "Profile fit",
                                   "Model vs measurement", "Formulas"])
 def test_every_view_renders(view):
@@ -154,7 +154,7 @@ def test_a_profile_without_measured_power_shows_the_energy_the_planner_prices():
 def test_energy_chart_and_table_show_one_efficiency():
     """The trade-off chart's operating point and the results table's energy efficiency
     come from one engine function (they used to be two copies)."""
-    at = open_page({"view": "Utilisation & energy", "rho": "0.6"})
+    at = open_page({"view": "Utilization & energy", "rho": "0.6"})
     tradeoff = next(f for f in charts(at) if "trade-off" in f["layout"]["title"]["text"])
     star = trace(tradeoff, "operating point")
     assert f"{star['y'][0]:.3g} jobs/J" == metric(at, "Energy efficiency")
@@ -196,7 +196,7 @@ def test_baseline_from_another_preset_is_drawn_in_requests_per_second():
     assert max(exact) < 1000 / p4.alpha_ms
     table = at.dataframe[0].value
     names = list(table["metric"])
-    assert not any(n.startswith(("E[W]", "E[B]", "utilisation")) for n in names)
+    assert not any(n.startswith(("E[W]", "E[B]", "utilization")) for n in names)
     for metric_name, unit in (("Mean latency", "ms"), ("Load", "requests/s")):
         row = table[table["metric"].str.startswith(metric_name)].iloc[0]
         assert f"({unit})" in row["metric"] or str(row["current"]).endswith(unit), row

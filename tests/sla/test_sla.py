@@ -302,7 +302,7 @@ def test_jsq_with_one_backend_is_mm1_and_never_beats_the_central_queue():
     assert j.mean_attempts == 1.0
 
 
-def test_first_tries_see_the_utilisation_retries_see_more():
+def test_first_tries_see_the_utilization_retries_see_more():
     """Eq 2 holds for first tries (PASTA, every request served once) whatever c;
     with c short against 1/μ a retry meets the same busy period: more busy."""
     n, rho, c = 10, 0.9, 0.1 / MU
@@ -576,14 +576,14 @@ def test_simulated_percentiles_match_the_sorted_sample():
 
 # ------------------------------------------------------------ helpers added in the split
 
-def test_offered_load_utilisation_and_stable_replicas():
+def test_offered_load_utilization_and_stable_replicas():
     """a = λ/μ, ρ = a/n, and the fewest n with ρ < 1 is ⌊a⌋ + 1 (a whole a needs a + 1)."""
     assert sla.offered_load(900.0, 100.0) == 9.0
-    np.testing.assert_allclose(sla.utilisation(900.0, 100.0, [9, 10, 12]), [1.0, 0.9, 0.75])
+    np.testing.assert_allclose(sla.utilization(900.0, 100.0, [9, 10, 12]), [1.0, 0.9, 0.75])
     np.testing.assert_array_equal(sla.stable_replicas([0.0, 850.0, 900.0, 901.0], 100.0),
                                   [1.0, 9.0, 10.0, 10.0])
-    assert sla.utilisation(899.0, 100.0, sla.stable_replicas(899.0, 100.0)) < 1
-    assert sla.utilisation(np.inf, 100.0, 1) == np.inf
+    assert sla.utilization(899.0, 100.0, sla.stable_replicas(899.0, 100.0)) < 1
+    assert sla.utilization(np.inf, 100.0, 1) == np.inf
 
 
 def test_units_convert_ms_and_hours():
