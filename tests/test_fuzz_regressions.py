@@ -133,7 +133,7 @@ def test_fixed_batching_that_never_fills():
         warnings.simplefilter("error")
         r = llm_batching.simulate("fixed", 1.0, stats.uniform(0, 100), (0.01, 0.1, 0.0, 0.01),
                                   b=32, n_jobs=10, seed=0)
-    assert r.mean_wait == np.inf and r.n_jobs == 0
+    assert r.mean_wait_s == np.inf and r.n_jobs == 0
 
 
 def test_mmn_response_cdf_with_fast_servers_near_saturation():

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..core.domains import LAM_PER_S, check_b_max
+from ..core.renamed import renamed_attribute
 from .batch_times import check_dist, check_k, max_token_moments, max_token_nodes, mean_batch_time
 from .stability import stability_limit
 
@@ -23,23 +24,21 @@ _CHAIN_START, CHAIN_MAX_STATES = 64, 2048    # truncations tried: 64, 128, ..., 
 class DynamicSolution:
     """Stationary means of dynamic batching with random batch times (seconds, requests)."""
 
-    mean_wait: float          # before the request's batch starts
-    mean_sojourn: float       # wait + the batch time of its batch
+    mean_wait_s: float        # before the request's batch starts
+    mean_sojourn_s: float     # wait + the batch time of its batch
     mean_batch_size: float    # over batches
     utilization: float        # fraction of time a batch is running
     n_states: int             # truncation of the departure chain (0: not solved)
     stable: bool              # False: load at or above the stability limit, means are inf
     converged: bool = True    # False: stable, but the chain needs over 2048 states (inf)
 
-    @property
-    def mean_latency(self) -> float:
-        """Mean wait + processing, s (the same as ``mean_sojourn``)."""
-        return self.mean_sojourn
+    mean_latency_s = property(lambda self: self.mean_sojourn_s,
+                              doc="mean wait + processing, s (the same as ``mean_sojourn_s``)")
 
-    # the means with their unit (the names the project reads)
-    mean_wait_s = property(lambda self: self.mean_wait, doc="mean wait, s")
-    mean_sojourn_s = property(lambda self: self.mean_sojourn, doc="mean sojourn, s")
-    mean_latency_s = property(lambda self: self.mean_sojourn, doc="mean wait + processing, s")
+    # the names before the unit was added: read with a DeprecationWarning
+    mean_wait = renamed_attribute("mean_wait_s")
+    mean_sojourn = renamed_attribute("mean_sojourn_s")
+    mean_latency = renamed_attribute("mean_latency_s")
 
 
 def _unstable(b_max) -> DynamicSolution:

@@ -21,6 +21,7 @@ from ..core.domains import (KV_CACHE_TOKENS, LAM_PER_S, LLM_BATCH, LLM_KV_CAPACI
                             SERVING_TOKENS, WARMUP, check_b_max)
 from ..core.jit import BACKEND, choose, compiled
 from ..core.records import drawn_arrivals, summary_of, warmup_count
+from ..core.renamed import renamed_attribute
 from ..core.stats import N_GROUPS, ci95_half_width
 from ..llm_serving.cost import StepCost
 from ..llm_serving.scheduler import Scheduler
@@ -179,12 +180,12 @@ class LLMSimRecords:
     time ``running_area_s`` (request·s) and the ``steps`` (batches; continuous batching:
     its prompt steps) cover the whole run."""
 
-    arrival: np.ndarray
+    arrival_s: np.ndarray
     tokens: np.ndarray
-    start: np.ndarray          # NaN for requests never served (fixed: incomplete last batch)
-    finish: np.ndarray
-    batch_start: np.ndarray    # empty for continuous batching
-    batch_end: np.ndarray
+    start_s: np.ndarray        # NaN for requests never served (fixed: incomplete last batch)
+    finish_s: np.ndarray
+    batch_start_s: np.ndarray  # empty for continuous batching
+    batch_end_s: np.ndarray
     batch_size: np.ndarray
     strategy: str = ""
     warmup: int = 0
@@ -193,55 +194,56 @@ class LLMSimRecords:
     running_area_s: float = float("nan")
     steps: int = 0
 
-    # the times with their unit (the names the project reads)
-    arrival_s = property(lambda self: self.arrival, doc="arrival times, s")
-    start_s = property(lambda self: self.start, doc="start of each request's batch, s")
-    finish_s = property(lambda self: self.finish, doc="departure times, s")
-    batch_start_s = property(lambda self: self.batch_start, doc="batch starts, s")
-    batch_end_s = property(lambda self: self.batch_end, doc="batch ends, s")
+    # the names before the unit was added: read with a DeprecationWarning
+    arrival = renamed_attribute("arrival_s")
+    start = renamed_attribute("start_s")
+    finish = renamed_attribute("finish_s")
+    batch_start = renamed_attribute("batch_start_s")
+    batch_end = renamed_attribute("batch_end_s")
 
     @property
     def n_served(self) -> int:
         """Requests served (``served``, or those with a finish when −1)."""
-        return int(np.count_nonzero(np.isfinite(self.finish))) if self.served < 0 \
+        return int(np.count_nonzero(np.isfinite(self.finish_s))) if self.served < 0 \
             else self.served
 
 
 @dataclass(frozen=True)
 class LLMSimResult:
-    """Summary of one run after the warm-up (seconds; batch sizes in requests).  Every time
-    also reads under its name with the unit (``mean_wait_s``, ``mean_latency_s``,
-    ``p99_s`` …), the names the project uses."""
+    """Summary of one run after the warm-up (seconds; batch sizes in requests).  The
+    shared summary vocabulary reads the sojourn as the latency (``mean_latency_s``,
+    ``ci95_s``, ``p99_s``); the names without a unit still read, with a warning."""
 
-    mean_wait: float           # arrival to the start of the request's batch / prefill
-    mean_sojourn: float        # arrival to the request's departure
-    p99_sojourn: float
-    ci95_wait: float           # 95% CI half-widths from batch means
-    ci95_sojourn: float
+    mean_wait_s: float         # arrival to the start of the request's batch / prefill
+    mean_sojourn_s: float      # arrival to the request's departure
+    p99_sojourn_s: float
+    ci95_wait_s: float         # 95% CI half-widths from batch means
+    ci95_sojourn_s: float
     mean_batch_size: float     # per batch; continuous: time-average of running sequences
                                # while the GPU computes (prompt and decode steps)
     utilization: float         # fraction of time the GPU computes
     n_jobs: int                # requests counted
     ci_reliable: bool = True
     records: LLMSimRecords | None = None
-    p50: float = float("nan")  # latency (sojourn) percentiles, s
-    p95: float = float("nan")
+    p50_s: float = float("nan")  # latency (sojourn) percentiles, s
+    p95_s: float = float("nan")
 
     # the summary vocabulary shared by every simulator (latency = sojourn here)
-    mean_latency = property(lambda self: self.mean_sojourn, doc="mean wait + processing, s")
-    ci95 = property(lambda self: self.ci95_sojourn, doc="95% CI half-width of mean_latency, s")
-    p99 = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
-    # the same with their unit (the names the project reads)
-    mean_wait_s = property(lambda self: self.mean_wait, doc="mean wait, s")
-    mean_sojourn_s = property(lambda self: self.mean_sojourn, doc="mean sojourn, s")
-    mean_latency_s = property(lambda self: self.mean_sojourn, doc="mean wait + processing, s")
-    ci95_wait_s = property(lambda self: self.ci95_wait, doc="95% CI half-width of the wait, s")
-    ci95_sojourn_s = property(lambda self: self.ci95_sojourn, doc="95% CI half-width, s")
-    ci95_s = property(lambda self: self.ci95_sojourn, doc="95% CI half-width of the latency, s")
-    p50_s = property(lambda self: self.p50, doc="median latency, s")
-    p95_s = property(lambda self: self.p95, doc="95th-percentile latency, s")
-    p99_s = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
-    p99_sojourn_s = property(lambda self: self.p99_sojourn, doc="99th-percentile latency, s")
+    mean_latency_s = property(lambda self: self.mean_sojourn_s, doc="mean wait + processing, s")
+    ci95_s = property(lambda self: self.ci95_sojourn_s, doc="95% CI half-width of the latency, s")
+    p99_s = property(lambda self: self.p99_sojourn_s, doc="99th-percentile latency, s")
+
+    # the names before the unit was added: read with a DeprecationWarning
+    mean_wait = renamed_attribute("mean_wait_s")
+    mean_sojourn = renamed_attribute("mean_sojourn_s")
+    p99_sojourn = renamed_attribute("p99_sojourn_s")
+    ci95_wait = renamed_attribute("ci95_wait_s")
+    ci95_sojourn = renamed_attribute("ci95_sojourn_s")
+    p50 = renamed_attribute("p50_s")
+    p95 = renamed_attribute("p95_s")
+    mean_latency = renamed_attribute("mean_latency_s")
+    ci95 = renamed_attribute("ci95_s")
+    p99 = renamed_attribute("p99_s")
 
 
 def _tokens(dist, rng, n):
@@ -332,7 +334,7 @@ def llm_sim_summary(records: LLMSimRecords) -> LLMSimResult:
     arrivals = r.arrival_s
     if served == 0:            # fixed batching: fewer than b requests ever arrived
         return LLMSimResult(np.inf, np.inf, np.inf, np.inf, np.inf, 0.0, 0.0, 0,
-                            ci_reliable=False, p50=np.inf, p95=np.inf)
+                            ci_reliable=False, p50_s=np.inf, p95_s=np.inf)
     if r.strategy == "continuous":
         horizon = np.nanmax(r.finish_s) - arrivals[0]
         util = r.busy_s / horizon if horizon > 0 else 1.0
@@ -358,10 +360,10 @@ def llm_sim_summary(records: LLMSimRecords) -> LLMSimResult:
         ci_soj, ci_wait, reliable = float("inf"), float("inf"), False
     latency = summary_of(soj)
     return LLMSimResult(
-        mean_wait=float(wait.mean()), mean_sojourn=latency.mean, p99_sojourn=latency.p99,
-        ci95_wait=ci_wait, ci95_sojourn=ci_soj, mean_batch_size=float(mean_size),
-        utilization=float(util), n_jobs=int(counted), ci_reliable=reliable,
-        p50=latency.p50, p95=latency.p95)
+        mean_wait_s=float(wait.mean()), mean_sojourn_s=latency.mean,
+        p99_sojourn_s=latency.p99, ci95_wait_s=ci_wait, ci95_sojourn_s=ci_soj,
+        mean_batch_size=float(mean_size), utilization=float(util), n_jobs=int(counted),
+        ci_reliable=reliable, p50_s=latency.p50, p95_s=latency.p95)
 
 
 def simulate(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000, seed=None, *,

@@ -25,9 +25,9 @@ def pooled(strategy, lam=None, arrivals=None, seeds=SEEDS):
     runs = [llm_batching.simulate(strategy, lam, LAW, K, n_jobs=100_000, seed=s,
                                   arrivals=arrivals, **SETUPS[strategy]) for s in seeds]
     k = len(runs)
-    return (np.mean([r.mean_wait for r in runs]), np.sqrt(sum(r.ci95_wait ** 2 for r in runs)) / k,
-            np.mean([r.mean_sojourn for r in runs]),
-            np.sqrt(sum(r.ci95_sojourn ** 2 for r in runs)) / k)
+    return (np.mean([r.mean_wait_s for r in runs]), np.sqrt(sum(r.ci95_wait_s ** 2 for r in runs)) / k,
+            np.mean([r.mean_sojourn_s for r in runs]),
+            np.sqrt(sum(r.ci95_sojourn_s ** 2 for r in runs)) / k)
 
 
 def load(strategy, rho):
@@ -55,7 +55,7 @@ def test_default_is_unchanged(strategy):
     plain = llm_batching.simulate(strategy, 0.3, LAW, K, **kw)
     keyword = llm_batching.simulate(strategy, 0.3, LAW, K, **kw, arrivals=None)
     assert plain == keyword
-    got = (plain.mean_wait, plain.mean_sojourn, plain.p99_sojourn)
+    got = (plain.mean_wait_s, plain.mean_sojourn_s, plain.p99_sojourn_s)
     assert got == pytest.approx(BEFORE[strategy], rel=1e-12)
 
 
@@ -112,8 +112,8 @@ def test_replay_is_deterministic(strategy):
     runs = [llm_batching.simulate(strategy, lam, LAW, K, n_jobs=n, seed=7, arrivals=times,
                                   return_records=True, warmup_jobs=0, **SETUPS[strategy])
             for lam, n in ((None, 1), (99.0, 10 ** 6))]
-    assert runs[0].mean_wait == runs[1].mean_wait and runs[0].p99 == runs[1].p99
-    assert np.array_equal(runs[0].records.arrival, times)
+    assert runs[0].mean_wait_s == runs[1].mean_wait_s and runs[0].p99_s == runs[1].p99_s
+    assert np.array_equal(runs[0].records.arrival_s, times)
     served = times.size - times.size % 4 if strategy == "fixed" else times.size
     assert runs[0].n_jobs == served
     one = token_laws.EmpiricalTokens.from_counts([120])
@@ -130,8 +130,8 @@ def test_replayed_fixed_batches_equal_the_recursion():
     h = float(llm_batching.batch_time(4, 120, K))
     r = llm_batching.simulate("fixed", None, one, K, b=4, arrivals=times, return_records=True)
     want = fixed_batch_finish(times, 4, h)
-    assert np.allclose(r.records.finish[:want.size], want, rtol=1e-12)
-    assert np.all(np.isnan(r.records.finish[want.size:]))      # the incomplete last batch
+    assert np.allclose(r.records.finish_s[:want.size], want, rtol=1e-12)
+    assert np.all(np.isnan(r.records.finish_s[want.size:]))      # the incomplete last batch
 
 
 def test_bad_arrivals_are_named():

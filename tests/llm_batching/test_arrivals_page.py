@@ -57,7 +57,7 @@ def test_bursty_arrivals_run_every_simulation_under_the_process():
                         arrivals=Renewal(LAM0, 4.0))
     cont = trace(fig, f"{data.LABELS['continuous']}, simulated ±95% CI, {LABEL}")
     assert cont["x"][0] == pytest.approx(LAM0)
-    assert cont["y"][0] == pytest.approx(first.mean_latency, rel=1e-12)
+    assert cont["y"][0] == pytest.approx(first.mean_latency_s, rel=1e-12)
     # the exact curves stay, labelled as Poisson, with the Poisson page's values
     for name in ("fixed b = 16, exact", "dynamic, no cap, exact", "dynamic, cap b_max = 64, exact"):
         assert trace(fig, f"{name}, Poisson arrivals")["y"] == trace(before, name)["y"], name
@@ -74,7 +74,7 @@ def test_every_answer_names_its_arrival_model():
     run = lb.simulate("fixed", LAM, LAW, K, b=16, n_jobs=1000,
                       seed=[data.SEED, data.AT_STREAM], arrivals=Renewal(LAM, 4.0))
     assert metric(at, "Mean latency, fixed b = 16, simulated") == \
-        f"{run.mean_latency:.3g} s ± {run.ci95:.2g}"
+        f"{run.mean_latency_s:.3g} s ± {run.ci95_s:.2g}"
     assert metric(at, "Best fixed batch size, Poisson") == metric(open_page(), "Best fixed")
     verdicts = next(c.value for c in at.caption if c.value.startswith("Fastest strategy"))
     assert verdicts.startswith(f"Fastest strategy by load (requests/s), {LABEL} (simulated")
@@ -91,7 +91,7 @@ def test_mmpp2_simulations_use_the_fitted_process_at_each_load():
     run = lb.simulate("elastic", LAM0, LAW, K, n_jobs=1000, seed=[data.SEED, 0],
                       arrivals=process)
     name = "elastic, simulated ±95% CI, MMPP-2 fitted to the Azure code trace"
-    assert trace(charts(at)[0], name)["y"][0] == pytest.approx(run.mean_latency, rel=1e-12)
+    assert trace(charts(at)[0], name)["y"][0] == pytest.approx(run.mean_latency_s, rel=1e-12)
 
 
 def test_poisson_leaves_the_figures_as_they_were():
@@ -105,7 +105,7 @@ def test_poisson_leaves_the_figures_as_they_were():
     assert charts(defaults) == figs
     sim = trace(figs[0], "elastic, simulated ±95% CI")
     run = lb.simulate("elastic", LAM0, LAW, K, n_jobs=1000, seed=[data.SEED, 0])
-    assert sim["y"][0] == pytest.approx(run.mean_latency, rel=1e-12)
+    assert sim["y"][0] == pytest.approx(run.mean_latency_s, rel=1e-12)
     assert np.isfinite(sim["y"][0])
     defaults.selectbox(key="arrivals").set_value("bursty").run()
     assert charts(defaults)[0]["data"] != figs[0]["data"]

@@ -201,8 +201,8 @@ def test_llm_dynamic(law, k, b_max, rho, data):
     for sol, bad_load in zip(sols, unstable):
         assert_no_nan(sol)
         assert sol.stable == (not bad_load)
-        assert (sol.mean_wait == np.inf) == (bad_load or not sol.converged)
-        assert np.isfinite(sol.mean_sojourn) == np.isfinite(sol.mean_wait)
+        assert (sol.mean_wait_s == np.inf) == (bad_load or not sol.converged)
+        assert np.isfinite(sol.mean_sojourn_s) == np.isfinite(sol.mean_wait_s)
     tally(llm_batching.dynamic_solution, lam.size)
     solved = np.array([s.converged and s.stable for s in sols])
     few = lam[solved | unstable][:2]            # converged chains are cached by nothing: cost
@@ -258,7 +258,7 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
             raises_naming("lam", llm_batching.simulate, strategy, lam, **kw)
             continue
         r = llm_batching.simulate(strategy, lam, **kw, return_records=True)
-        assert_no_nan(r, allowed=("start", "finish"))   # documented: requests never served
+        assert_no_nan(r, allowed=("start_s", "finish_s"))   # documented: requests never served
         if strategy == "continuous":    # the serving simulator's view it ran on
             cost, scheduler, prompt_l, replies = lb_sim.continuous_serving(
                 k, r.records.tokens, b_max, kv, prompt)
@@ -267,16 +267,16 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
             assert (scheduler.kv_cache_tokens is None) == (kv is None or kv > 1e10)
             assert cost.prompt_ms(prompt_l) == pytest.approx(1e3 * (k[0] + k[1]), rel=1e-9)
             tally(lb_sim.continuous_serving)
-        assert r.mean_sojourn >= r.mean_wait >= -1e-9 * max(1.0, r.mean_sojourn)
+        assert r.mean_sojourn_s >= r.mean_wait_s >= -1e-9 * max(1.0, r.mean_sojourn_s)
         # (times as large as 1e11 s at λ = 1e-9·capacity round the busy fraction)
-        done = r.records.finish[np.isfinite(r.records.finish)]
-        rounding = 1e-12 * done.max() / r.mean_sojourn if done.size else 0.0
+        done = r.records.finish_s[np.isfinite(r.records.finish_s)]
+        rounding = 1e-12 * done.max() / r.mean_sojourn_s if done.size else 0.0
         assert 0 <= r.utilization <= 1 + 1e-9 + rounding
         tally(llm_batching.simulate)
         tally(lb_sim.simulate)
         # the records and their summary, apart: the same numbers
         rec = lb_sim.simulate_records(strategy, lam, **kw)
-        assert np.array_equal(rec.finish, r.records.finish, equal_nan=True)
+        assert np.array_equal(rec.finish_s, r.records.finish_s, equal_nan=True)
         assert rec.strategy == strategy and 0 <= rec.warmup < max(rec.n_served, 1)
         assert rec.busy_s >= 0 and rec.running_area_s >= 0 and rec.steps >= 0
         assert _same(lb_sim.llm_sim_summary(rec), dataclasses.replace(r, records=None))
@@ -289,8 +289,8 @@ def test_llm_simulate(law, k, strategy, b, b_max, rho, n_jobs, kv, prompt, batch
         for arrivals in (process, times):
             r = llm_batching.simulate(strategy, None, **kw, arrivals=arrivals,
                                       return_records=True)
-            assert_no_nan(r, allowed=("start", "finish"))
-            assert r.records.arrival.size == n_jobs
+            assert_no_nan(r, allowed=("start_s", "finish_s"))
+            assert r.records.arrival_s.size == n_jobs
         raises_naming("arrivals", llm_batching.simulate, strategy, None, **kw,
                       arrivals=np.append(times, np.nan))
     params = dict(lam=1.0, b=b, b_max=b_max, n_jobs=n_jobs, kv_capacity_tokens=kv or 1e4,

@@ -220,17 +220,17 @@ def test_fixed_wait_and_eq25_against_simulation(b, load):
     r = simulate("fixed", lam, LOGNORMAL, K, b=b, n_jobs=100_000, seed=3, batch_time="mean",
                  return_records=True)
     exact = float(lb.fixed_batch_wait(lam, b, LOGNORMAL, K))
-    _within(r.mean_wait, r.ci95_wait, exact)
-    _within(r.mean_sojourn, r.ci95_sojourn, exact + h)
+    _within(r.mean_wait_s, r.ci95_wait_s, exact)
+    _within(r.mean_sojourn_s, r.ci95_sojourn_s, exact + h)
     rec = r.records
-    started = np.sort(rec.start[np.isfinite(rec.start)])
-    left = (np.searchsorted(rec.arrival, rec.batch_end, side="right")
-            - np.searchsorted(started, rec.batch_end, side="left"))[rec.batch_end.size // 10:]
+    started = np.sort(rec.start_s[np.isfinite(rec.start_s)])
+    left = (np.searchsorted(rec.arrival_s, rec.batch_end_s, side="right")
+            - np.searchsorted(started, rec.batch_end_s, side="left"))[rec.batch_end_s.size // 10:]
     printed = float(lb.fixed_batch_wait_eq25(lam, b, LOGNORMAL, K))
     groups = np.array_split(left, 20)
     sem = np.std([g.mean() for g in groups], ddof=1) / np.sqrt(20)
     assert abs(left.mean() - printed * lam) < 4 * sem + 0.01 * printed * lam
-    assert abs(printed - r.mean_wait) > 10 * r.ci95_wait       # eq 25 is not the wait
+    assert abs(printed - r.mean_wait_s) > 10 * r.ci95_wait_s       # eq 25 is not the wait
 
 
 def test_fixed_unstable_and_zero_load():
@@ -251,8 +251,8 @@ def test_dynamic_with_deterministic_tokens_is_inoue(b_max, load):
     alpha, tau0 = K[0] + K[2] * l, K[1] + K[3] * l
     lam = load * bt.capacity(alpha, tau0, b_max)
     sol = lb.dynamic_solution(lam, PointLaw(l), K, b_max)
-    assert sol.mean_wait == pytest.approx(bt.mean_wait(lam, alpha, tau0, b_max), rel=1e-8)
-    assert sol.mean_sojourn == pytest.approx(bt.mean_latency(lam, alpha, tau0, b_max), rel=1e-8)
+    assert sol.mean_wait_s == pytest.approx(bt.mean_wait(lam, alpha, tau0, b_max), rel=1e-8)
+    assert sol.mean_sojourn_s == pytest.approx(bt.mean_latency(lam, alpha, tau0, b_max), rel=1e-8)
     assert sol.mean_batch_size == pytest.approx(bt.mean_batch_size(lam, alpha, tau0, b_max),
                                                 rel=1e-8)
     assert sol.utilization == pytest.approx(bt.utilization(lam, alpha, tau0, b_max), rel=1e-8)
@@ -264,8 +264,8 @@ def test_dynamic_exact_against_simulation(dist, b_max, load):
     lam = load * lb.stability_limit("dynamic", dist, K, b_max=b_max)
     sol = lb.dynamic_solution(lam, dist, K, b_max)
     r = simulate("dynamic", lam, dist, K, b_max=b_max, n_jobs=150_000, seed=21)
-    _within(r.mean_wait, r.ci95_wait, sol.mean_wait)
-    _within(r.mean_sojourn, r.ci95_sojourn, sol.mean_sojourn)
+    _within(r.mean_wait_s, r.ci95_wait_s, sol.mean_wait_s)
+    _within(r.mean_sojourn_s, r.ci95_sojourn_s, sol.mean_sojourn_s)
     assert r.mean_batch_size == pytest.approx(sol.mean_batch_size, rel=0.03)
     assert r.utilization == pytest.approx(sol.utilization, abs=0.02)
 
@@ -277,8 +277,8 @@ def test_dynamic_bounds_and_which_quantity_eq16_bounds():
     for load in (0.2, 0.6):
         lam = load / a1
         sol = lb.dynamic_solution(lam, UNIFORM, K)
-        assert sol.mean_sojourn <= lb.dynamic_wait_bound(lam, UNIFORM, K)
-        assert sol.mean_wait <= lb.yang_phi(lam, a1, b1)
+        assert sol.mean_sojourn_s <= lb.dynamic_wait_bound(lam, UNIFORM, K)
+        assert sol.mean_wait_s <= lb.yang_phi(lam, a1, b1)
     # by simulation, on the deterministic batch time α b + β of eq 16
     alpha, beta = 0.1438, 1.8874
     for rho in (0.3, 0.8):
@@ -286,8 +286,8 @@ def test_dynamic_bounds_and_which_quantity_eq16_bounds():
         r = simulate("dynamic", lam, PointLaw(0.0), (alpha, beta, 0.0, 0.0), n_jobs=100_000,
                      seed=4)
         y = float(lb.yang_phi(lam, alpha, beta))
-        assert r.mean_wait - 4 * r.ci95_wait <= y < r.mean_sojourn - 4 * r.ci95_sojourn
-        assert float(bt.phi(lam, alpha, beta)) >= r.mean_sojourn - 4 * r.ci95_sojourn
+        assert r.mean_wait_s - 4 * r.ci95_wait_s <= y < r.mean_sojourn_s - 4 * r.ci95_sojourn_s
+        assert float(bt.phi(lam, alpha, beta)) >= r.mean_sojourn_s - 4 * r.ci95_sojourn_s
     assert np.isinf(lb.dynamic_wait_bound(0.01, LOGNORMAL, K))
 
 
@@ -339,25 +339,25 @@ def test_one_request_at_a_time_is_mg1(strategy):
         s2 = s1 ** 2 + step ** 2 * UNIFORM.var()
     lam = 0.7 / s1
     r = simulate(strategy, lam, UNIFORM, K, b_max=1, n_jobs=60_000, seed=8)
-    _within(r.mean_wait, r.ci95_wait, _mg1(lam, s1, s2))
-    _within(r.mean_sojourn, r.ci95_sojourn, _mg1(lam, s1, s2) + s1)
+    _within(r.mean_wait_s, r.ci95_wait_s, _mg1(lam, s1, s2))
+    _within(r.mean_sojourn_s, r.ci95_sojourn_s, _mg1(lam, s1, s2) + s1)
 
 
 def test_elastic_beats_dynamic_on_the_same_arrivals():
     lam = 0.6 * lb.stability_limit("dynamic", UNIFORM, K)
     dyn = simulate("dynamic", lam, UNIFORM, K, n_jobs=40_000, seed=9, return_records=True)
     ela = simulate("elastic", lam, UNIFORM, K, n_jobs=40_000, seed=9, return_records=True)
-    np.testing.assert_array_equal(dyn.records.arrival, ela.records.arrival)
+    np.testing.assert_array_equal(dyn.records.arrival_s, ela.records.arrival_s)
     np.testing.assert_array_equal(dyn.records.tokens, ela.records.tokens)
-    assert ela.mean_sojourn < dyn.mean_sojourn - 4 * (ela.ci95_sojourn + dyn.ci95_sojourn)
-    assert ela.mean_wait < dyn.mean_wait
+    assert ela.mean_sojourn_s < dyn.mean_sojourn_s - 4 * (ela.ci95_sojourn_s + dyn.ci95_sojourn_s)
+    assert ela.mean_wait_s < dyn.mean_wait_s
     # eq 26: a batch ends k1 b + k2 + k3 Σn + k4 max n after it starts
     rec = ela.records
     first = np.concatenate([[0], np.cumsum(rec.batch_size)[:-1]])
     sums = np.add.reduceat(rec.tokens, first)
     longest = np.maximum.reduceat(rec.tokens, first)
     eq26 = K[0] * rec.batch_size + K[1] + K[2] * sums + K[3] * longest
-    np.testing.assert_allclose(rec.batch_end - rec.batch_start, eq26, rtol=1e-9)
+    np.testing.assert_allclose(rec.batch_end_s - rec.batch_start_s, eq26, rtol=1e-9)
 
 
 def test_continuous_without_overheads_is_processor_sharing():
@@ -371,8 +371,8 @@ def test_continuous_without_overheads_is_processor_sharing():
     es = 0.001 * (ceil_mean - 1)
     lam = 0.6 / es
     r = simulate("continuous", lam, LOGNORMAL, k, n_jobs=80_000, seed=10)
-    _within(r.mean_sojourn, r.ci95_sojourn, es / (1 - 0.6))
-    assert 0 < r.mean_wait <= 0.001 * lam * r.mean_sojourn
+    _within(r.mean_sojourn_s, r.ci95_sojourn_s, es / (1 - 0.6))
+    assert 0 < r.mean_wait_s <= 0.001 * lam * r.mean_sojourn_s
 
 
 def test_continuous_and_elastic_are_both_work_conserving():
@@ -387,19 +387,19 @@ def test_continuous_and_elastic_are_both_work_conserving():
     lam = 0.8 * limit
     ela = simulate("elastic", lam, UNIFORM, k, n_jobs=20_000, seed=12, return_records=True)
     con = simulate("continuous", lam, UNIFORM, k, n_jobs=20_000, seed=12, return_records=True)
-    np.testing.assert_array_equal(con.records.arrival, ela.records.arrival)
+    np.testing.assert_array_equal(con.records.arrival_s, ela.records.arrival_s)
     np.testing.assert_array_equal(con.records.tokens, ela.records.tokens)
 
     def last_departure(work):
         t = 0.0
-        for a, s in zip(ela.records.arrival, work):
+        for a, s in zip(ela.records.arrival_s, work):
             t = max(t, a) + s
         return t
 
     tokens = ela.records.tokens
-    assert ela.records.finish.max() == pytest.approx(
+    assert ela.records.finish_s.max() == pytest.approx(
         last_departure(0.06 + 0.0003 * tokens), rel=1e-9)
-    assert con.records.finish.max() == pytest.approx(
+    assert con.records.finish_s.max() == pytest.approx(
         last_departure(0.06 + 0.0003 * (np.maximum(np.ceil(tokens), 1) - 1)), rel=1e-9)
     assert con.utilization == pytest.approx(lam * (0.06 + 0.0003 * 499.5), abs=0.03)
     # at light load both serve requests alone: sojourn ≈ k1 + k3 E[N] (continuous:
@@ -407,7 +407,7 @@ def test_continuous_and_elastic_are_both_work_conserving():
     for strategy, single in (("elastic", 0.06 + 0.0003 * 500),
                              ("continuous", 0.06 + 0.0003 * 499.5)):
         r = simulate(strategy, 0.01 * limit, UNIFORM, k, n_jobs=5_000, seed=13)
-        assert r.mean_sojourn == pytest.approx(single, rel=0.05)
+        assert r.mean_sojourn_s == pytest.approx(single, rel=0.05)
 
 
 def test_continuous_one_request_alone_is_a_prompt_step_and_its_decode_steps():
@@ -422,16 +422,16 @@ def test_continuous_one_request_alone_is_a_prompt_step_and_its_decode_steps():
                      return_records=True)
         replies = max(math.ceil(n), 1)
         alone = K[0] + K[1] + (replies - 1) * (K[2] + K[3])
-        np.testing.assert_allclose(r.records.finish - times, alone, rtol=1e-12)
-        np.testing.assert_allclose(r.records.start, times, atol=1e-9)
-        assert r.mean_wait == pytest.approx(0.0, abs=1e-9)
+        np.testing.assert_allclose(r.records.finish_s - times, alone, rtol=1e-12)
+        np.testing.assert_allclose(r.records.start_s, times, atol=1e-9)
+        assert r.mean_wait_s == pytest.approx(0.0, abs=1e-9)
         if n == 120.0:
             eq18 = float(lb.batch_time(1, 120, K))
             assert alone == pytest.approx(eq18 - (K[2] + K[3]), rel=1e-12)
     r = simulate("continuous", None, PointLaw(50), K, arrivals=np.array([5.0, 5.0]),
                  warmup_jobs=0, return_records=True)
-    np.testing.assert_allclose(r.records.start, 5.0, rtol=1e-12)
-    np.testing.assert_allclose(r.records.finish,
+    np.testing.assert_allclose(r.records.start_s, 5.0, rtol=1e-12)
+    np.testing.assert_allclose(r.records.finish_s,
                                5.0 + 2 * K[0] + K[1] + 49 * (2 * K[2] + K[3]), rtol=1e-12)
 
 
@@ -455,11 +455,11 @@ def test_continuous_runs_on_the_serving_simulator():
         assert cost.step_ms(j * prompt, 0, r_, 0) == pytest.approx(
             1e3 * ((K[0] * j + K[1]) if j else (K[2] * r_ + K[3])), rel=1e-12)
     served = simulate_serving(cost, scheduler, input_tokens=prompt, output_tokens=replies,
-                              arrival_s=rec.arrival, warmup_requests=600, return_records=True)
+                              arrival_s=rec.arrival_s, warmup_requests=600, return_records=True)
     assert served.preempted_fraction == 0
-    np.testing.assert_allclose(served.records.finish_s, rec.finish, rtol=1e-12)
-    assert r.mean_wait == pytest.approx(served.queue_ms.mean / 1e3, rel=1e-9)
-    assert r.mean_sojourn == pytest.approx(served.e2e_ms.mean / 1e3, rel=1e-9)
+    np.testing.assert_allclose(served.records.finish_s, rec.finish_s, rtol=1e-12)
+    assert r.mean_wait_s == pytest.approx(served.queue_ms.mean / 1e3, rel=1e-9)
+    assert r.mean_sojourn_s == pytest.approx(served.e2e_ms.mean / 1e3, rel=1e-9)
     # prompt 0 is modelled as a 1-token prompt with the whole k1 per request
     cost0, _, prompt0, _ = continuous_serving(K, rec.tokens[:3])
     assert prompt0 == 1 and cost0.prompt_ms(1) == pytest.approx(1e3 * (K[0] + K[1]))
@@ -478,11 +478,11 @@ def test_continuous_kv_capacity_limits_concurrency():
     tight = simulate("continuous", lam, UNIFORM, p.k, n_jobs=4_000, seed=14,
                      kv_capacity_tokens=cap, prompt_tokens=256, return_records=True)
     assert tight.mean_batch_size <= cap / 256
-    assert tight.mean_wait > free.mean_wait and tight.mean_sojourn > free.mean_sojourn
+    assert tight.mean_wait_s > free.mean_wait_s and tight.mean_sojourn_s > free.mean_sojourn_s
     rec = tight.records
     cost, scheduler, prompt, replies = continuous_serving(p.k, rec.tokens, None, cap, 256)
     served = simulate_serving(cost, scheduler, input_tokens=prompt, output_tokens=replies,
-                              arrival_s=rec.arrival, timeline_steps=10 ** 6)
+                              arrival_s=rec.arrival_s, timeline_steps=10 ** 6)
     assert served.kv_peak_fraction <= 1 and served.preempted_fraction > 0
     assert served.timeline.running.max() <= cap // 256
     assert served.timeline.kv_blocks.max() <= cap
@@ -496,7 +496,7 @@ def test_continuous_request_beyond_the_kv_cache_still_runs():
     assert scheduler.kv_cache_tokens == 256 + 5000 - 1
     r = simulate("continuous", 0.01, PointLaw(5000), K, n_jobs=20, seed=1,
                  kv_capacity_tokens=1000.0, prompt_tokens=256)
-    assert np.isfinite(r.mean_sojourn)
+    assert np.isfinite(r.mean_sojourn_s)
 
 
 def test_numba_and_plain_python_loops_agree():
@@ -506,10 +506,10 @@ def test_numba_and_plain_python_loops_agree():
         fast = lb.simulate(*args, b_max=16, n_jobs=3_000, seed=15, kv_capacity_tokens=8000)
         slow = simulate(*args, b_max=16, n_jobs=3_000, seed=15, kv_capacity_tokens=8000,
                         backend="numpy")
-        assert fast.mean_sojourn == pytest.approx(slow.mean_sojourn, rel=1e-12)
+        assert fast.mean_sojourn_s == pytest.approx(slow.mean_sojourn_s, rel=1e-12)
     fast = lb.simulate("fixed", 0.1, UNIFORM, K, b=3, n_jobs=3_000, seed=15)
     slow = simulate("fixed", 0.1, UNIFORM, K, b=3, n_jobs=3_000, seed=15, backend="numpy")
-    assert fast.mean_wait == pytest.approx(slow.mean_wait, rel=1e-12)
+    assert fast.mean_wait_s == pytest.approx(slow.mean_wait_s, rel=1e-12)
 
 
 # ------------------------------------------------------------ the paper's findings
@@ -587,7 +587,7 @@ def test_recommended_b_max_is_the_best_solved_candidate():
     dist = tl.lognormal(7.0, 0.7)
     lam = 0.05
     b, soj = lb.recommended_b_max(lam, dist, k, candidates=(1, 4, 16))
-    direct = {c: lb.dynamic_solution(lam, dist, k, c).mean_sojourn for c in (4, 16)}
+    direct = {c: lb.dynamic_solution(lam, dist, k, c).mean_sojourn_s for c in (4, 16)}
     assert lam > float(lb.throughput(1, dist, k)) * 0.9          # b_max = 1 is skipped
     assert b == min(direct, key=direct.get) and soj == pytest.approx(direct[b])
     assert lb.recommended_b_max(10.0, dist, k, candidates=(1, 2)) == (0, np.inf)
@@ -606,7 +606,7 @@ def test_dynamic_solution_state_ceiling():
     full = lb.dynamic_solution(0.09, dist, k, 64)
     assert full.n_states > 64
     short = lb.dynamic_solution(0.09, dist, k, 64, max_states=64)
-    assert short.stable and not short.converged and short.mean_sojourn == np.inf
+    assert short.stable and not short.converged and short.mean_sojourn_s == np.inf
     assert lb.dynamic_solution(0.09, dist, k, 64, max_states=full.n_states) == full
     with pytest.raises(ValueError, match="max_states"):
         lb.dynamic_solution(0.09, dist, k, 64, max_states=10)
@@ -665,14 +665,14 @@ def test_simulation_summary_vocabulary():
     """mean_latency, ci95, p50, p95, p99 are the sojourn's, from the records (after warm-up)."""
     r = simulate("dynamic", 0.05, UNIFORM, K, b_max=8, n_jobs=5000, seed=3, return_records=True)
     rec = r.records
-    soj = (rec.finish - rec.arrival)[500:]
-    assert r.mean_latency == r.mean_sojourn == pytest.approx(soj.mean(), rel=1e-12)
-    assert r.ci95 == r.ci95_sojourn
-    np.testing.assert_allclose([r.p50, r.p95, r.p99], np.percentile(soj, [50, 95, 99]),
+    soj = (rec.finish_s - rec.arrival_s)[500:]
+    assert r.mean_latency_s == r.mean_sojourn_s == pytest.approx(soj.mean(), rel=1e-12)
+    assert r.ci95_s == r.ci95_sojourn_s
+    np.testing.assert_allclose([r.p50_s, r.p95_s, r.p99_s], np.percentile(soj, [50, 95, 99]),
                                rtol=1e-12)
-    assert r.p99 == r.p99_sojourn
+    assert r.p99_s == r.p99_sojourn_s
     sol = lb.dynamic_solution(0.05, UNIFORM, K, 8)
-    assert sol.mean_latency == sol.mean_sojourn
+    assert sol.mean_latency_s == sol.mean_sojourn_s
 
 
 def test_the_package_names_the_simulators_objects():
@@ -722,19 +722,27 @@ def test_curve_grid_and_chain_loads_reach_the_capacity():
     assert lb.chain_loads([0.1, 0.2], 0.0, 0.8).size == 0
 
 
-def test_results_read_under_their_names_with_the_unit():
+def test_results_read_under_their_old_names_with_a_warning():
     """Every time of a simulation's summary, of its records and of the exact chain also
-    reads under its name with the unit (s): the same value."""
+    reads under its name of before the unit was added (s): the same value, with a
+    DeprecationWarning naming the new one."""
     r = simulate("dynamic", 0.05, UNIFORM, K, b_max=8, n_jobs=2000, seed=5, return_records=True)
-    for new, old in (("mean_wait_s", "mean_wait"), ("mean_sojourn_s", "mean_sojourn"),
-                     ("mean_latency_s", "mean_sojourn"), ("ci95_wait_s", "ci95_wait"),
-                     ("ci95_sojourn_s", "ci95_sojourn"), ("ci95_s", "ci95_sojourn"),
-                     ("p50_s", "p50"), ("p95_s", "p95"), ("p99_s", "p99_sojourn"),
-                     ("p99_sojourn_s", "p99_sojourn")):
-        assert getattr(r, new) == getattr(r, old), new
+    for old, new in (("mean_wait", "mean_wait_s"), ("mean_sojourn", "mean_sojourn_s"),
+                     ("mean_latency", "mean_sojourn_s"), ("ci95_wait", "ci95_wait_s"),
+                     ("ci95_sojourn", "ci95_sojourn_s"), ("ci95", "ci95_sojourn_s"),
+                     ("p50", "p50_s"), ("p95", "p95_s"), ("p99", "p99_sojourn_s"),
+                     ("p99_sojourn", "p99_sojourn_s")):
+        with pytest.warns(DeprecationWarning, match=old):
+            assert getattr(r, old) == getattr(r, new), old
+    assert (r.mean_latency_s, r.ci95_s, r.p99_s) == (r.mean_sojourn_s, r.ci95_sojourn_s,
+                                                     r.p99_sojourn_s)
     rec = r.records
     for name in ("arrival", "start", "finish", "batch_start", "batch_end"):
-        assert getattr(rec, f"{name}_s") is getattr(rec, name)
+        with pytest.warns(DeprecationWarning, match=f"{name}_s"):
+            assert getattr(rec, name) is getattr(rec, f"{name}_s")
     sol = lb.dynamic_solution(0.05, UNIFORM, K, 8)
-    assert (sol.mean_wait_s, sol.mean_sojourn_s, sol.mean_latency_s) == (
-        sol.mean_wait, sol.mean_sojourn, sol.mean_sojourn)
+    for old, new in (("mean_wait", "mean_wait_s"), ("mean_sojourn", "mean_sojourn_s"),
+                     ("mean_latency", "mean_sojourn_s")):
+        with pytest.warns(DeprecationWarning, match=old):
+            assert getattr(sol, old) == getattr(sol, new), old
+    assert sol.mean_latency_s == sol.mean_sojourn_s

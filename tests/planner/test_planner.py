@@ -180,7 +180,7 @@ def test_llm_plan_exact_means_and_truncation():
         cut_law, cut = token_law(spec.token_law, row.token_limit)
         assert cut == (float(law.sf(row.token_limit)) if row.token_limit else 0.0)
         sol = dynamic_solution(spec.rate_per_s / row.replicas, cut_law, spec.hardware[0].k_s, 16)
-        assert row.mean_latency_ms == pytest.approx(1000.0 * sol.mean_sojourn, rel=1e-12)
+        assert row.mean_latency_ms == pytest.approx(1000.0 * sol.mean_sojourn_s, rel=1e-12)
     capped = capacity_plan(spec.with_(truncation_cap=0.01, target_ms=1e7), executor="serial")
     assert (capped.ranked.token_limit == 0).all() and len(capped.ranked)
 

@@ -78,8 +78,8 @@ class LlmBatch(BatchFamily):
     def exact_mean(self, spec, hw, rate_per_s, b_max, token_limit):
         law, _ = token_law(spec.token_law, token_limit)
         sol = dynamic_solution(rate_per_s, law, hw.k_s, b_max)
-        if sol.converged and math.isfinite(sol.mean_sojourn):
-            return float(ms_from_s(sol.mean_sojourn)), sol.mean_batch_size, sol.utilization
+        if sol.converged and math.isfinite(sol.mean_sojourn_s):
+            return float(ms_from_s(sol.mean_sojourn_s)), sol.mean_batch_size, sol.utilization
         return None
 
     def simulate(self, spec, hw, b_max, queue_delay_ms, token_limit, replicas, *, arrivals,
@@ -91,14 +91,14 @@ class LlmBatch(BatchFamily):
         r = simulate("dynamic", rate, law, hw.k_s, b_max=int(b_max), n_jobs=n_jobs, seed=seed,
                      return_records=not summary, arrivals=per_replica)
         if summary:
-            pct = getattr(r, f"p{spec.percentile:g}")
+            pct = getattr(r, f"p{spec.percentile:g}_s")
         else:
             rec = r.records
-            sojourn = (rec.finish - rec.arrival)[warmup_count(rec.arrival.size, None):]
+            sojourn = (rec.finish_s - rec.arrival_s)[warmup_count(rec.arrival_s.size, None):]
             pct = percentiles(sojourn[np.isfinite(sojourn)], [spec.percentile])[0]
         return dict(latency_percentile_ms=float(ms_from_s(float(pct))),
-                    mean_latency_ms=float(ms_from_s(float(r.mean_latency))),
-                    ci95_ms=float(ms_from_s(float(r.ci95))),
+                    mean_latency_ms=float(ms_from_s(float(r.mean_latency_s))),
+                    ci95_ms=float(ms_from_s(float(r.ci95_s))),
                     mean_batch_size=float(r.mean_batch_size),
                     utilization=float(r.utilization))
 
