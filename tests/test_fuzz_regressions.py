@@ -324,7 +324,7 @@ def test_token_queue_simulation_where_every_counted_request_leaves():
     request leaves, and the served mean of no request was NaN; its limit is τ."""
     r = token_limit.simulate_token_queue(1.0, 1e6, 0.0, token_laws.uniform(0, 10), None, 1.0,
                                          n_jobs=50, seed=0, warmup_jobs=10)
-    assert r.loss_fraction == 1.0 and r.mean_wait_served == 1.0
+    assert r.loss_fraction == 1.0 and r.mean_wait_served_s == 1.0
 
 
 def test_dispatch_at_exactly_capacity_is_refused():

@@ -42,9 +42,9 @@ def rows(p, free, patience: float, exact_note: str = "") -> list:
     (``LimitPoint``s; ``free`` None where no limit cannot be evaluated); ``exact_note``
     ends the labels of the rows that depend on the arrival model (", Poisson" beside
     another process)."""
-    stable = np.isfinite(p.mean_wait)
-    free_wait = np.nan if free is None else free.mean_wait
-    change = percent_change(p.mean_wait, free_wait) if stable and np.isfinite(free_wait) \
+    stable = np.isfinite(p.mean_wait_s)
+    free_wait = np.nan if free is None else free.mean_wait_s
+    change = percent_change(p.mean_wait_s, free_wait) if stable and np.isfinite(free_wait) \
         else None
 
     def unlimited(x, text):
@@ -53,7 +53,7 @@ def rows(p, free, patience: float, exact_note: str = "") -> list:
     x = exact_note
     return [
         ("Mean wait (no one gives up)" + x,
-         f"{plain_number(p.mean_wait)} s" if stable else UNSTABLE),
+         f"{plain_number(p.mean_wait_s)} s" if stable else UNSTABLE),
         ("Mean wait without a limit" + x,
          unlimited(free_wait, lambda w: f"{plain_number(w)} s" if np.isfinite(w) else "unstable")),
         ("Change vs no limit" + x, "n/a" if change is None else f"{change:+.1f} %"),
@@ -63,9 +63,9 @@ def rows(p, free, patience: float, exact_note: str = "") -> list:
         (f"Share of users who give up (wait > {patience:g} s)" + x, pct(p.loss_fraction)),
         ("Give up without a limit" + x,
          unlimited(np.nan if free is None else free.loss_fraction, pct)),
-        ("Mean wait of users who stay" + x, f"{plain_number(p.mean_wait_served)} s"),
+        ("Mean wait of users who stay" + x, f"{plain_number(p.mean_wait_served_s)} s"),
         ("Mean wait of users who stay, no limit" + x,
-         unlimited(np.nan if free is None else free.mean_wait_served,
+         unlimited(np.nan if free is None else free.mean_wait_served_s,
                    lambda w: f"{plain_number(w)} s")),
         ("Mean share of requested tokens served", pct(p.mean_utility)),
     ]
@@ -80,21 +80,21 @@ def traffic_rows(label: str, t, patience: float) -> list:
     (``engine.token_limit.TrafficPoint``): the simulated waits and share who give up, and Kingman's
     approximation of the mean wait."""
     plain = (views.unsimulated(t) if t.plain is None else
-             f"{plain_number(t.plain.mean_wait_all)} s ± {t.plain.ci95_wait_all:.2g}")
+             f"{plain_number(t.plain.mean_wait_all_s)} s ± {t.plain.ci95_wait_all_s:.2g}")
     return [("Arrivals", label),
             ("Mean wait (no one gives up), simulated", plain),
             ("Mean wait (no one gives up), GI/G/1 approximation", _seconds(t.approx_wait)),
             (f"Share of users who give up (wait > {patience:g} s), simulated",
              pct(t.patient.loss_fraction)),
             ("Mean wait of users who stay, simulated",
-             f"{plain_number(t.patient.mean_wait_served)} s")]
+             f"{plain_number(t.patient.mean_wait_served_s)} s")]
 
 
 def traffic_sentence(label: str, t) -> str:
     """What the chosen arrival process changes, in one sentence (``engine.token_limit.TrafficPoint``)."""
     plain = ("grows without bound" if t.plain is None and not np.isfinite(t.approx_wait)
              else "is not simulated this close to capacity" if t.plain is None
-             else f"is {plain_number(t.plain.mean_wait_all)} s simulated")
+             else f"is {plain_number(t.plain.mean_wait_all_s)} s simulated")
     return (f"Under {label} the mean wait {plain} "
             f"(GI/G/1 approximation: {_seconds(t.approx_wait)}), and "
             f"{pct(t.patient.loss_fraction)} of users give up (simulated).")
@@ -130,10 +130,10 @@ def parameters(scenario, limit: int) -> dict:
 
 def metrics(p) -> dict:
     """What a pinned baseline is compared on (absolute units: s, %)."""
-    return {"Mean wait, no one gives up (s)": p.mean_wait,
+    return {"Mean wait, no one gives up (s)": p.mean_wait_s,
             "Answers clipped (%)": 100 * p.clipped_share,
             "Users who give up (%)": 100 * p.loss_fraction,
-            "Mean wait of users who stay (s)": p.mean_wait_served}
+            "Mean wait of users who stay (s)": p.mean_wait_served_s}
 
 
 def report_sections(scenario, limit: int, baseline) -> list:

@@ -93,7 +93,7 @@ def chosen_limit(scenario: inputs.Scenario, free) -> inputs.Scenario | None:
     rows = answer_panel(p, free, scenario)
     cur = data.curves(*scenario.model, scenario.patience_s, scenario.grid)
     current = {"label": scenario.label, "scenario": scenario, "metrics": answer.metrics(p),
-               "curve": (cur.n_max, cur.mean_wait)}
+               "curve": (cur.n_max, cur.mean_wait_s)}
     row = action_row()
     base = compare.controls(PAGE, current, row)
     baseline = None if base is None else base["scenario"]

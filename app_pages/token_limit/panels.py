@@ -98,7 +98,7 @@ def answer_panel(p, free, scenario: inputs.Scenario) -> list:
     """The chosen limit ``p`` against no limit ``free`` (``LimitPoint``s): one results
     table and one sentence, drawn as a single element; returns the table's rows."""
     lam, patience = scenario.lam_per_s, scenario.patience_s
-    stable = np.isfinite(p.mean_wait)
+    stable = np.isfinite(p.mean_wait_s)
     if not stable:
         where = ("no limit is stable: a one-token answer already takes a + c"
                  if p.stable_limit == 0 else f"the largest stable limit is {p.stable_limit:,.0f} tokens")
@@ -114,10 +114,10 @@ def answer_panel(p, free, scenario: inputs.Scenario) -> list:
     if not stable:
         wait = "a queue that grows without bound if no one gives up"
     elif change == "n/a":
-        wait = f"mean wait {plain_number(p.mean_wait)} s" + (" (no limit: unstable)"
+        wait = f"mean wait {plain_number(p.mean_wait_s)} s" + (" (no limit: unstable)"
                                                    if items[1][1] == "unstable" else "")
     else:
-        wait = f"mean wait {plain_number(p.mean_wait)} s ({change} vs no limit)"
+        wait = f"mean wait {plain_number(p.mean_wait_s)} s ({change} vs no limit)"
     after = ""
     if scenario.poisson:
         items = items + [("Arrivals", label)]

@@ -59,7 +59,7 @@ ERRATA = [
 def marker(p) -> dict:
     """The chosen limit's ``LimitPoint`` on the mean-wait chart (the Delay & loss view's
     first, drawn in the what-if fragment): the results table's mean wait."""
-    return operating_marker(p.n_max, p.mean_wait, f"now: {plain_number(p.mean_wait)} s")
+    return operating_marker(p.n_max, p.mean_wait_s, f"now: {plain_number(p.mean_wait_s)} s")
 
 
 def best(scenario) -> tuple:
@@ -108,8 +108,8 @@ def optimum_caption(scenario) -> str:
     s = scenario
     b1, b2 = best(s)
     text = (f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
-            f"{plain_number(b1.mean_wait)} s); with users who give up (V2) {b2.n_max:,} tokens "
-            f"(mean wait {plain_number(b2.mean_wait)} s, {100 * b2.loss_fraction:.1f} % give up). "
+            f"{plain_number(b1.mean_wait_s)} s); with users who give up (V2) {b2.n_max:,} tokens "
+            f"(mean wait {plain_number(b2.mean_wait_s)} s, {100 * b2.loss_fraction:.1f} % give up). "
             "Both searched over every integer limit near the optimum; the curves are "
             "on the grid of limits. Both optima assume Poisson arrivals (exact M/G/1 and "
             "M/G/1+D).")
@@ -118,12 +118,12 @@ def optimum_caption(scenario) -> str:
     t1 = data.traffic_at(*s.model, b1.n_max, s.patience_s, s.arrivals)
     t2 = data.traffic_at(*s.model, b2.n_max, s.patience_s, s.arrivals)
     at_v1 = (unsimulated(t1) if t1.plain is None else
-             f"{plain_number(t1.plain.mean_wait_all)} ± {t1.plain.ci95_wait_all:.2g} s simulated")
+             f"{plain_number(t1.plain.mean_wait_all_s)} ± {t1.plain.ci95_wait_all_s:.2g} s simulated")
     return (text + f" Under {s.arrivals.label}, at {b1.n_max:,} tokens the mean wait is "
             f"{at_v1} (GI/G/1 approximation {plain_number(t1.approx_wait)} s); at "
             f"{b2.n_max:,} tokens "
             f"{100 * t2.patient.loss_fraction:.1f} % give up and those who stay wait "
-            f"{plain_number(t2.patient.mean_wait_served)} s (simulated).")
+            f"{plain_number(t2.patient.mean_wait_served_s)} s (simulated).")
 
 
 def _delay(scenario, point) -> list:
@@ -134,21 +134,21 @@ def _delay(scenario, point) -> list:
     baseline = None
     if base is not None:
         bc = data.curves(*base.model, base.patience_s, base.grid)
-        baseline = (bc.n_max, bc.mean_wait)
+        baseline = (bc.n_max, bc.mean_wait_s)
     n = cur.n_max
     return [
         ("mean_wait", figs.wait_figure(
-            n, cur.mean_wait, stable_limit=cur.stable_limit,
+            n, cur.mean_wait_s, stable_limit=cur.stable_limit,
             sim=None if sim is None else (sim.plain_n, sim.plain_wait, sim.plain_ci),
             baseline=baseline, arrivals=other,
             approx=None if other is None else approx_wait(scenario))),
         ("served_wait", figs.served_wait_figure(
-            n, cur.mean_wait, cur.exact.mean_wait_served, cur.interpolation.mean_wait_served,
-            cur.patience, stable_limit=cur.stable_limit,
+            n, cur.mean_wait_s, cur.exact.mean_wait_served_s, cur.interpolation.mean_wait_served_s,
+            cur.patience_s, stable_limit=cur.stable_limit,
             sim=None if sim is None else (sim.n, sim.served_wait, sim.served_ci),
             arrivals=other)),
         ("loss_fraction", figs.loss_figure(
-            n, cur.exact.loss_fraction, cur.interpolation.loss_fraction, cur.patience,
+            n, cur.exact.loss_fraction, cur.interpolation.loss_fraction, cur.patience_s,
             sim=None if sim is None else (sim.n, sim.loss, sim.loss_ci), arrivals=other)),
     ]
 
@@ -158,8 +158,8 @@ def _optimal(scenario) -> list:
     cur = data.curves(*s.model, s.patience_s, s.grid)
     imp = cur.exact if s.method == "exact" else cur.interpolation
     b1, b2 = best(s)
-    v1 = objective_v1(cur.mean_utility, cur.mean_wait, s.theta_v1)
-    v2 = objective_v2(cur.mean_utility, imp.mean_wait_all, imp.loss_fraction, s.theta_v2,
+    v1 = objective_v1(cur.mean_utility, cur.mean_wait_s, s.theta_v1)
+    v2 = objective_v2(cur.mean_utility, imp.mean_wait_all_s, imp.loss_fraction, s.theta_v2,
                       s.loss_cost, s.printed_sign)
     label = "V2 as printed (+(1 − θ)E[W])" if s.printed_sign else "V2 (eq 11)"
     other = None if s.poisson else s.arrivals.label

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
+from ..core.renamed import renamed_attribute
 from ..core.units import s_from_ms
 from ..core.domains import (A_S_PER_TOKEN, C_S, FINITE_N_MAX, LAM_PER_S, LOSS_COST, PATIENCE_S,
                             PROFILE_A_S, PROFILE_C_S, THETA, check_n_max)
@@ -26,12 +27,17 @@ class LimitPoint:
     load: float                    # ρ = λE[S]
     capacity_per_s: float          # 1/E[S]: the largest stable λ at this limit
     stable_limit: float            # largest stable n_max at this λ (inf: any)
-    mean_wait: float               # M/G/1 E[W] (s), inf when unstable
+    mean_wait_s: float             # M/G/1 E[W], inf when unstable
     clipped_share: float           # P(n > n_max)
     mean_utility: float            # E[u | n_max]
     loss_fraction: float           # π(τ) with patience τ
-    mean_wait_all: float           # E[W_q] with patience τ (lost users count τ)
-    mean_wait_served: float        # E[W_qs] with patience τ
+    mean_wait_all_s: float         # E[W_q] with patience τ (lost users count τ)
+    mean_wait_served_s: float      # E[W_qs] with patience τ
+
+    # the names before the unit was added: read with a DeprecationWarning
+    mean_wait = renamed_attribute("mean_wait_s")
+    mean_wait_all = renamed_attribute("mean_wait_all_s")
+    mean_wait_served = renamed_attribute("mean_wait_served_s")
 
 
 def limit_point(lam, a, c, dist, n_max, patience, method="exact") -> LimitPoint:
@@ -44,11 +50,11 @@ def limit_point(lam, a, c, dist, n_max, patience, method="exact") -> LimitPoint:
         n_max=m, load=float(utilization(lam, a, c, dist, m)),
         capacity_per_s=float(1.0 / (a_ * float(e1) + c_)),
         stable_limit=largest_stable_limit(lam_, a_, c_, dist),
-        mean_wait=float(mean_wait(lam, a, c, dist, m)),
+        mean_wait_s=float(mean_wait(lam, a, c, dist, m)),
         clipped_share=float(1.0 - token_laws.token_cdf(dist, m)) if np.isfinite(m) else 0.0,
         mean_utility=float(mean_utility(dist, m)),
-        loss_fraction=float(imp.loss_fraction), mean_wait_all=float(imp.mean_wait_all),
-        mean_wait_served=float(imp.mean_wait_served))
+        loss_fraction=float(imp.loss_fraction), mean_wait_all_s=float(imp.mean_wait_all_s),
+        mean_wait_served_s=float(imp.mean_wait_served_s))
 
 
 def profile_from_bench(result) -> tuple:
@@ -71,11 +77,13 @@ class OptimalLimit:
     n_max: int                     # the maximiser (smallest one on ties)
     objective: float               # V1 or V2 there
     mean_utility: float            # E[u | n_max]
-    mean_wait: float               # E[W] (V1) or E[W_q] (V2), seconds
+    mean_wait_s: float             # E[W] (V1) or E[W_q] (V2)
     loss_fraction: float           # π (0 for V1)
     objective_name: str            # "V1" or "V2"
     candidates: np.ndarray         # the n_max values evaluated
     objectives: np.ndarray         # the objective at each of them
+
+    mean_wait = renamed_attribute("mean_wait_s")   # the old name, with a DeprecationWarning
 
 
 def _v1(lam, a, c, dist, theta, n):
@@ -89,7 +97,7 @@ def _v1(lam, a, c, dist, theta, n):
 def _v2(lam, a, c, dist, theta, ell, tau, n, method, sign):
     u = np.asarray(mean_utility(dist, n))
     r = impatience(lam, a, c, dist, n, tau, method=method)
-    w, loss = np.asarray(r.mean_wait_all), np.asarray(r.loss_fraction)
+    w, loss = np.asarray(r.mean_wait_all_s), np.asarray(r.loss_fraction)
     # an unstable queue without patience (E[W_q] = inf) is infeasible, as in V1,
     # whatever θ (θ = 1 would otherwise give 0·inf = NaN)
     with np.errstate(invalid="ignore"):
@@ -153,7 +161,7 @@ def optimal_limit(lam, a, c, dist, theta, loss_cost=None, patience=None, *, meth
             v, u, w, loss = (np.array([seen[p][k] for p in cand]) for k in range(4))
     best = int(np.argmax(v))
     return OptimalLimit(n_max=int(cand[best]), objective=float(v[best]),
-                        mean_utility=float(u[best]), mean_wait=float(w[best]),
+                        mean_utility=float(u[best]), mean_wait_s=float(w[best]),
                         loss_fraction=float(loss[best]), objective_name=name,
                         candidates=cand, objectives=v)
 
@@ -202,7 +210,7 @@ def paper_comparison(a=None, c=None, *, method="exact") -> tuple[PaperValue, ...
                    f"every integer searched, {fit}; on multiples of 100 the optimum is "
                    f"{v1_100.n_max}. Eq 10 puts it at 1600 only for a ≈ 0.020 s/token "
                    "(c = 0) or λ ≈ 1/50 s⁻¹: not with the delays the paper reports"),
-        PaperValue("E[W] at the V1 optimum", "s", 23.0, v1.mean_wait,
+        PaperValue("E[W] at the V1 optimum", "s", 23.0, v1.mean_wait_s,
                    "the paper's 23 s is at its optimum 1600; see the next row"),
         PaperValue("E[W] at n_max = 1600", "s", 23.0, w1600,
                    "a = 0.02202 s/token, c = 0.781 s would give 23 s and −58.93 % "

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import token_laws
 from ..core.domains import FINITE_N_MAX, check_n_max
+from ..core.renamed import renamed_attribute
 from ..core.two_moment import mean_wait_gg1
 from .formulas import (clipped_token_moments, largest_stable_limit, mean_requested_tokens,
                        mean_utility, mean_wait, service_moments, utilization)
@@ -21,12 +22,16 @@ class LimitCurves:
     n_max: np.ndarray
     load: np.ndarray               # ρ(n_max) = λE[S] (may exceed 1)
     stable_limit: float            # largest stable n_max without impatience
-    mean_wait: np.ndarray          # M/G/1 E[W] in s (inf where ρ ≥ 1), eq 1
+    mean_wait_s: np.ndarray        # M/G/1 E[W] (inf where ρ ≥ 1), eq 1
     clipped_share: np.ndarray      # P(n > n_max): answers cut short
     mean_utility: np.ndarray       # E[u | n_max], eq 10
-    patience: float                # τ of the impatience curves (s)
+    patience_s: float              # τ of the impatience curves
     exact: Impatience              # exact M/G/1+D
     interpolation: Impatience      # De Kok-Tijms (eqs 6-8)
+
+    # the names before the unit was added: read with a DeprecationWarning
+    mean_wait = renamed_attribute("mean_wait_s")
+    patience = renamed_attribute("patience_s")
 
 
 def limit_curves(lam, a, c, dist, n_max, patience) -> LimitCurves:
@@ -40,9 +45,9 @@ def limit_curves(lam, a, c, dist, n_max, patience) -> LimitCurves:
     return LimitCurves(
         n_max=m, load=np.asarray(utilization(lam, a, c, dist, m)),
         stable_limit=largest_stable_limit(lam, a, c, dist),
-        mean_wait=np.asarray(mean_wait(lam, a, c, dist, m)),
+        mean_wait_s=np.asarray(mean_wait(lam, a, c, dist, m)),
         clipped_share=1.0 - np.asarray(token_laws.token_cdf(dist, m)),
-        mean_utility=np.asarray(mean_utility(dist, m)), patience=float(patience),
+        mean_utility=np.asarray(mean_utility(dist, m)), patience_s=float(patience),
         exact=impatience(lam, a, c, dist, m, patience, "exact"),
         interpolation=impatience(lam, a, c, dist, m, patience, "interpolation"))
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..core import token_laws
 from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, PATIENCE_S, check_n_max
 from ..core.jit import BACKEND, choose, compiled
+from ..core.renamed import renamed_attribute
 from .formulas import clipped_token_moments, mean_wait, service_moments
 
 
@@ -280,12 +281,16 @@ class Impatience:
     """Deterministic patience τ: loss fraction and mean waits in seconds (arrays)."""
 
     loss_fraction: np.ndarray      # π(τ), fraction of requests that leave unserved
-    mean_wait_all: np.ndarray      # E[W_q], lost requests counted with τ (eq 7)
-    mean_wait_served: np.ndarray   # E[W_qs], served requests only (eq 9)
+    mean_wait_all_s: np.ndarray    # E[W_q], lost requests counted with τ (eq 7)
+    mean_wait_served_s: np.ndarray  # E[W_qs], served requests only (eq 9)
     zeta2: np.ndarray              # squared coefficient of variation of S (eq 8)
     load: np.ndarray               # offered load ρ = λE[S] (may exceed 1)
     method: str
     error_estimate: np.ndarray | None = None   # exact: change under grid refinement
+
+    # the names before the unit was added: read with a DeprecationWarning
+    mean_wait_all = renamed_attribute("mean_wait_all_s")
+    mean_wait_served = renamed_attribute("mean_wait_served_s")
 
 
 def impatience(lam, a, c, dist, n_max, patience, method="exact", *, rtol=1e-6):
@@ -352,6 +357,7 @@ def impatience(lam, a, c, dist, n_max, patience, method="exact", *, rtol=1e-6):
                 laws[key] = ServiceLaw.clipped(ai, ci, dist, mi)
             loss[i], w_all[i], served[i], _, err[i], _ = _solve_mg1d(la, ti, laws[key], rtol)
         loss, w_all, served, err = (x.reshape(shape) for x in (loss, w_all, served, err))
-    return Impatience(loss_fraction=np.asarray(loss)[()], mean_wait_all=np.asarray(w_all)[()],
-                      mean_wait_served=np.asarray(served)[()], zeta2=zeta2[()], load=rho[()],
+    return Impatience(loss_fraction=np.asarray(loss)[()],
+                      mean_wait_all_s=np.asarray(w_all)[()],
+                      mean_wait_served_s=np.asarray(served)[()], zeta2=zeta2[()], load=rho[()],
                       method=method, error_estimate=None if err is None else err[()])

@@ -12,6 +12,7 @@ from ..core.domains import (A_S_PER_TOKEN, C_S, N_JOBS, PATIENCE_S, SIM_LAM_PER_
                             check_n_max)
 from ..core.jit import choose, compiled
 from ..core.records import drawn_arrivals, warmup_count
+from ..core.renamed import renamed_attribute
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
 
@@ -44,26 +45,39 @@ _sim_loop_fast = compiled(_sim_loop)
 class TokenQueueSimResult:
     """Summary of one simulated run (after the warm-up), times in seconds."""
 
-    mean_wait_all: float          # E[W_q]: lost requests count τ
-    ci95_wait_all: float          # half-width of its 95% CI (batch means)
-    mean_wait_served: float       # E[W_qs] (τ when every counted request left)
-    ci95_wait_served: float
+    mean_wait_all_s: float        # E[W_q]: lost requests count τ
+    ci95_wait_all_s: float        # half-width of its 95% CI (batch means)
+    mean_wait_served_s: float     # E[W_qs] (τ when every counted request left)
+    ci95_wait_served_s: float
     loss_fraction: float          # π(τ)
     ci95_loss: float
-    mean_service: float           # mean S over all requests (served or not)
+    mean_service_s: float         # mean S over all requests (served or not)
     utilization: float            # busy fraction
     n_jobs: int
     ci_reliable: bool = True      # False: run too short for its load, CI too narrow
-    mean_latency: float = float("nan")   # time in system: wait + service (served), τ (lost)
-    ci95: float = float("nan")           # half-width of the 95% CI of mean_latency
-    p50: float = float("nan")            # percentiles of the time in system (s)
-    p95: float = float("nan")
-    p99: float = float("nan")
+    mean_latency_s: float = float("nan")  # time in system: wait + service (served), τ (lost)
+    ci95_s: float = float("nan")          # half-width of the 95% CI of mean_latency_s
+    p50_s: float = float("nan")           # percentiles of the time in system
+    p95_s: float = float("nan")
+    p99_s: float = float("nan")
 
     @property
-    def mean_wait(self) -> float:
-        """E[W_q] (lost requests count τ): the common simulator vocabulary."""
-        return self.mean_wait_all
+    def mean_wait_s(self) -> float:
+        """E[W_q] (lost requests count τ), s: the common simulator vocabulary."""
+        return self.mean_wait_all_s
+
+    # the names before the unit was added: read with a DeprecationWarning
+    mean_wait_all = renamed_attribute("mean_wait_all_s")
+    ci95_wait_all = renamed_attribute("ci95_wait_all_s")
+    mean_wait_served = renamed_attribute("mean_wait_served_s")
+    ci95_wait_served = renamed_attribute("ci95_wait_served_s")
+    mean_service = renamed_attribute("mean_service_s")
+    mean_latency = renamed_attribute("mean_latency_s")
+    ci95 = renamed_attribute("ci95_s")
+    p50 = renamed_attribute("p50_s")
+    p95 = renamed_attribute("p95_s")
+    p99 = renamed_attribute("p99_s")
+    mean_wait = renamed_attribute("mean_wait_s")
 
 
 @dataclass(frozen=True)
@@ -152,13 +166,14 @@ def token_queue_summary(records: TokenQueueRecords) -> TokenQueueSimResult:
     mean_latency = float(latency.mean())
     p50, p95, p99 = percentiles(latency)
     return TokenQueueSimResult(
-        mean_wait_all=float(w.mean()), ci95_wait_all=ci_all,
-        mean_wait_served=w_served, ci95_wait_served=float(ci_served * counted / max(n_served, 1.0)),
+        mean_wait_all_s=float(w.mean()), ci95_wait_all_s=ci_all,
+        mean_wait_served_s=w_served,
+        ci95_wait_served_s=float(ci_served * counted / max(n_served, 1.0)),
         loss_fraction=float(1.0 - s.mean()), ci95_loss=ci_loss,
-        mean_service=float(r.service[warmup:].mean()),
+        mean_service_s=float(r.service[warmup:].mean()),
         utilization=float(min(1.0, busy / horizon)) if horizon > 0 else 1.0,
-        n_jobs=int(counted), ci_reliable=reliable, mean_latency=mean_latency,
-        ci95=ci_latency, p50=float(p50), p95=float(p95), p99=float(p99))
+        n_jobs=int(counted), ci_reliable=reliable, mean_latency_s=mean_latency,
+        ci95_s=ci_latency, p50_s=float(p50), p95_s=float(p95), p99_s=float(p99))
 
 
 def simulate_token_queue(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_000, seed=None,

@@ -56,11 +56,11 @@ def limit_sim_sweep(plan, results) -> LimitSimSweep:
         return np.array([read(n, r) for n, r in rows], dtype=float)
 
     return LimitSimSweep(plain_n=column(plain, lambda n, r: n),
-                         plain_wait=column(plain, lambda n, r: r.mean_wait_all),
-                         plain_ci=column(plain, lambda n, r: r.ci95_wait_all),
+                         plain_wait=column(plain, lambda n, r: r.mean_wait_all_s),
+                         plain_ci=column(plain, lambda n, r: r.ci95_wait_all_s),
                          n=column(patient, lambda n, r: n),
-                         served_wait=column(patient, lambda n, r: r.mean_wait_served),
-                         served_ci=column(patient, lambda n, r: r.ci95_wait_served),
+                         served_wait=column(patient, lambda n, r: r.mean_wait_served_s),
+                         served_ci=column(patient, lambda n, r: r.ci95_wait_served_s),
                          loss=column(patient, lambda n, r: r.loss_fraction),
                          loss_ci=column(patient, lambda n, r: r.ci95_loss))
 

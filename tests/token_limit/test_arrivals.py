@@ -25,8 +25,8 @@ def pooled(arrivals=None, lam=None, seeds=SEEDS, n_jobs=N_JOBS):
     """(mean wait, 95% CI half-width) over independent runs (s), lost requests none."""
     runs = [token_limit.simulate_token_queue(lam, A, C, LAW, N_MAX, n_jobs=n_jobs, seed=s,
                                              arrivals=arrivals) for s in seeds]
-    ci = np.sqrt(np.sum([r.ci95_wait_all ** 2 for r in runs])) / len(runs)
-    return float(np.mean([r.mean_wait for r in runs])), float(ci)
+    ci = np.sqrt(np.sum([r.ci95_wait_all_s ** 2 for r in runs])) / len(runs)
+    return float(np.mean([r.mean_wait_s for r in runs])), float(ci)
 
 
 # --------------------------------------------------------------- (a) the default path
@@ -46,7 +46,7 @@ def test_default_is_unchanged(seed, patience):
     plain = token_limit.simulate_token_queue(*args, n_jobs=20_000, seed=seed)
     keyword = token_limit.simulate_token_queue(*args, n_jobs=20_000, seed=seed, arrivals=None)
     assert plain == keyword
-    got = (plain.mean_wait_all, plain.p99, plain.utilization)
+    got = (plain.mean_wait_all_s, plain.p99_s, plain.utilization)
     assert got == pytest.approx(BEFORE[seed], rel=1e-12)
 
 
@@ -140,8 +140,8 @@ def test_replay_is_deterministic_and_equals_lindley():
     assert runs[0] == runs[1] == runs[2]
     assert runs[0].n_jobs == times.size
     w = lindley_waits(times, np.full(times.size, 100 * A + C))
-    assert runs[0].mean_wait == pytest.approx(w.mean(), rel=1e-12)
-    assert runs[0].p99 == pytest.approx(np.percentile(w + 100 * A + C, 99), rel=1e-12)
+    assert runs[0].mean_wait_s == pytest.approx(w.mean(), rel=1e-12)
+    assert runs[0].p99_s == pytest.approx(np.percentile(w + 100 * A + C, 99), rel=1e-12)
 
 
 def test_replay_object_is_the_trace():
@@ -153,8 +153,8 @@ def test_replay_object_is_the_trace():
     replay = token_limit.simulate_token_queue(None, A, C, LAW, N_MAX, n_jobs=times.size,
                                               arrivals=Replay(times), **kw)
     assert replay.n_jobs == trace.n_jobs == times.size
-    assert replay.mean_wait == pytest.approx(trace.mean_wait, rel=1e-9)
-    assert replay.p99 == pytest.approx(trace.p99, rel=1e-9)
+    assert replay.mean_wait_s == pytest.approx(trace.mean_wait_s, rel=1e-9)
+    assert replay.p99_s == pytest.approx(trace.p99_s, rel=1e-9)
 
 
 def test_replay_with_random_tokens():

@@ -39,7 +39,7 @@ def test_bursty_arrivals_move_the_simulated_points_and_draw_the_approximation():
     first = token_limit.simulate_token_queue(LAM, A, C, LAW, after["x"][0], None,
                                              n_jobs=data.SIM_JOBS, seed=[data.SEED, 0],
                                              arrivals=Renewal(LAM, 4.0))
-    assert after["y"][0] == pytest.approx(first.mean_wait_all, rel=1e-12)
+    assert after["y"][0] == pytest.approx(first.mean_wait_all_s, rel=1e-12)
     # the exact curve stays as the Poisson reference
     exact = trace(bursty, "Poisson (exact), M/G/1 (eqs 1-5)")
     assert exact["y"] == trace(poisson, "E[W], M/G/1 (eqs 1-5)")["y"]
@@ -72,7 +72,7 @@ def test_every_answer_names_its_arrival_model():
                                                seed=[data.SEED, data.AT_STREAM],
                                                arrivals=renewal)
     assert metric(at, "Mean wait (no one gives up), simulated") == \
-        f"{plain.mean_wait_all:.3g} s ± {plain.ci95_wait_all:.2g}"
+        f"{plain.mean_wait_all_s:.3g} s ± {plain.ci95_wait_all_s:.2g}"
     assert metric(at, "Share of users who give up (wait > 60 s), simulated") == \
         f"{100 * patient.loss_fraction:.1f} %"
     exact = float(token_limit.mean_wait(LAM, A, C, LAW, LIMIT))
@@ -108,7 +108,7 @@ def test_poisson_leaves_the_figures_as_they_were():
     sim = trace(figs[0], "simulation ±95% CI")
     run = token_limit.simulate_token_queue(LAM, A, C, LAW, sim["x"][1], None,
                                            n_jobs=data.SIM_JOBS, seed=[data.SEED, 1])
-    assert sim["y"][1] == pytest.approx(run.mean_wait_all, rel=1e-12)
+    assert sim["y"][1] == pytest.approx(run.mean_wait_all_s, rel=1e-12)
     defaults.selectbox(key="arrivals").set_value("bursty").run()
     assert charts(defaults)[0]["data"] != figs[0]["data"]
     defaults.selectbox(key="arrivals").set_value("poisson").run()

@@ -26,8 +26,8 @@ def test_largest_stable_limit_is_inf_when_no_limit_is_stable():
 def test_limit_curves_agree_with_the_pointwise_functions():
     grid = np.array([100.0, 800.0, 1600.0, 3000.0])
     cur = tk.limit_curves(1 / 25, A, C, LOGN, grid, 60.0)
-    np.testing.assert_allclose(cur.mean_wait[:2], tk.mean_wait(1 / 25, A, C, LOGN, grid[:2]))
-    assert np.all(np.isinf(cur.mean_wait[2:]))          # ρ ≥ 1 beyond 1529 tokens
+    np.testing.assert_allclose(cur.mean_wait_s[:2], tk.mean_wait(1 / 25, A, C, LOGN, grid[:2]))
+    assert np.all(np.isinf(cur.mean_wait_s[2:]))          # ρ ≥ 1 beyond 1529 tokens
     assert cur.clipped_share[2] == pytest.approx(1 - 0.7053, abs=1e-4)   # §V-B: 70.53 %
     one = tk.impatience(1 / 25, A, C, LOGN, 1300, 60.0)
     mid = tk.limit_curves(1 / 25, A, C, LOGN, [1300], 60.0)
@@ -38,11 +38,11 @@ def test_limit_curves_agree_with_the_pointwise_functions():
 def test_objectives_equal_the_optimiser_values():
     grid = np.array([200.0, 600.0, 1300.0, 2000.0])
     cur = tk.limit_curves(1 / 25, A, C, LOGN, grid, 60.0)
-    v2 = tk.objective_v2(cur.mean_utility, cur.exact.mean_wait_all, cur.exact.loss_fraction,
+    v2 = tk.objective_v2(cur.mean_utility, cur.exact.mean_wait_all_s, cur.exact.loss_fraction,
                          0.95, 4.0)
     ref = tk.optimal_limit(1 / 25, A, C, LOGN, 0.95, 4.0, 60.0, candidates=grid)
     np.testing.assert_allclose(v2, ref.objectives, rtol=1e-9)
-    v1 = tk.objective_v1(cur.mean_utility, cur.mean_wait, 119 / 120)
+    v1 = tk.objective_v1(cur.mean_utility, cur.mean_wait_s, 119 / 120)
     ref1 = tk.optimal_limit(1 / 25, A, C, LOGN, 119 / 120, candidates=grid)
     np.testing.assert_allclose(v1, ref1.objectives, rtol=1e-12)
     assert np.isneginf(v1[-1])
@@ -51,14 +51,14 @@ def test_objectives_equal_the_optimiser_values():
 def test_limit_point_reproduces_section_vb():
     p = tk.limit_point(1 / 40, A, C, LOGN, 1600, 60.0)
     assert p.clipped_share == pytest.approx(1 - 0.7053, abs=1e-4)
-    assert p.mean_wait == pytest.approx(26.2, abs=0.05)             # paper_comparison
+    assert p.mean_wait_s == pytest.approx(26.2, abs=0.05)             # paper_comparison
     free = tk.limit_point(1 / 40, A, C, LOGN, None, 60.0)
     assert free.load == pytest.approx(0.82, abs=0.005) and free.clipped_share == 0.0
     assert free.mean_utility == 1.0
     assert p.capacity_per_s == pytest.approx(1 / (A * tk.clipped_token_moments(LOGN, 1600)[0] + C))
     assert 0 < p.loss_fraction < free.loss_fraction
-    assert p.mean_wait_all == pytest.approx(                       # eq 9
-        60.0 * p.loss_fraction + p.mean_wait_served * (1 - p.loss_fraction))
+    assert p.mean_wait_all_s == pytest.approx(                       # eq 9
+        60.0 * p.loss_fraction + p.mean_wait_served_s * (1 - p.loss_fraction))
 
 
 def test_binned_pmf_sums_to_the_cdf_at_its_top():
@@ -148,7 +148,35 @@ def test_simulation_summary_vocabulary():
     r = tk.simulate_token_queue(0.07, A, C, law, None, None, n_jobs=400_000, seed=4)
     es = A * float(tk.clipped_token_moments(law, None)[0]) + C
     latency = float(tk.mean_wait(0.07, A, C, law, None)) + es
-    assert abs(r.mean_latency - latency) < 4 * r.ci95
-    assert r.p50 <= r.p95 <= r.p99 and r.mean_wait == r.mean_wait_all
+    assert abs(r.mean_latency_s - latency) < 4 * r.ci95_s
+    assert r.p50_s <= r.p95_s <= r.p99_s and r.mean_wait_s == r.mean_wait_all_s
     lost = tk.simulate_token_queue(0.2, A, C, law, 400, 20.0, n_jobs=50_000, seed=1)
-    assert lost.p99 <= 20.0 + A * 400 + C                          # at most τ + the longest S
+    assert lost.p99_s <= 20.0 + A * 400 + C                          # at most τ + the longest S
+
+
+def _reads_old_names(result, pairs):
+    """Each old name reads the same value as its new name, with a DeprecationWarning."""
+    for old, new in pairs:
+        with pytest.warns(DeprecationWarning, match=new):
+            got = getattr(result, old)
+        np.testing.assert_array_equal(got, getattr(result, new), err_msg=old)
+
+
+def test_results_read_under_their_old_names_with_a_warning():
+    """Every time in a result carries ``_s``; the name before the unit was added still
+    reads the same value, with a DeprecationWarning naming the new one."""
+    r = tk.simulate_token_queue(0.2, A, C, tl.uniform(0, 1000), 400, 20.0, n_jobs=5_000,
+                                seed=2)
+    _reads_old_names(r, [(o, o + "_s") for o in (
+        "mean_wait_all", "ci95_wait_all", "mean_wait_served", "ci95_wait_served",
+        "mean_service", "mean_latency", "ci95", "p50", "p95", "p99", "mean_wait")])
+    p = tk.limit_point(1 / 40, A, C, LOGN, 1600, 60.0)
+    _reads_old_names(p, [(o, o + "_s") for o in ("mean_wait", "mean_wait_all",
+                                                 "mean_wait_served")])
+    best = tk.optimal_limit(1 / 25, A, C, LOGN, 0.95, 4.0, 60.0, candidates=[600.0, 1300.0])
+    _reads_old_names(best, [("mean_wait", "mean_wait_s")])
+    cur = tk.limit_curves(1 / 25, A, C, LOGN, [600.0, 1300.0], 60.0)
+    _reads_old_names(cur, [("mean_wait", "mean_wait_s"), ("patience", "patience_s")])
+    _reads_old_names(cur.exact, [("mean_wait_all", "mean_wait_all_s"),
+                                 ("mean_wait_served", "mean_wait_served_s")])
+    assert cur.patience_s == 60.0

@@ -137,7 +137,7 @@ def test_patience_closed_forms(rho, service, patience, data):
 def check_impatience(r, lam, tau, unstable_without_patience):
     """π in [0, 1], 0 ≤ E[W_q] ≤ τ (inf only for τ = inf at ρ ≥ 1), no NaN."""
     assert_no_nan(r)
-    loss, w_all = np.asarray(r.loss_fraction), np.asarray(r.mean_wait_all)
+    loss, w_all = np.asarray(r.loss_fraction), np.asarray(r.mean_wait_all_s)
     assert np.all((loss >= 0) & (loss <= 1))
     finite_tau = np.isfinite(tau)
     assert_inf_iff(w_all, ~finite_tau & unstable_without_patience, "mean_wait_all")
@@ -218,15 +218,15 @@ def test_token_limit_answers(law, a, c, rho, n_max, patience, theta, loss_cost, 
     if keep:
         pt = token_limit.limit_point(lam, a, c, law, n_max, patience, method)
         assert_no_nan(pt)
-        assert_inf_iff(pt.mean_wait, unstable, "limit_point.mean_wait")
+        assert_inf_iff(pt.mean_wait_s, unstable, "limit_point.mean_wait_s")
         assert close(pt.capacity_per_s, 1 / es, 1e-12) and 0 <= pt.loss_fraction <= 1
         tally(token_limit.limit_point)
     grid = np.unique([1, n_max, max(1, n_max // 2)])
     if keep:
         curves = token_limit.limit_curves(lam, a, c, law, grid, patience)
         assert_no_nan(curves)
-        assert_inf_iff(curves.mean_wait, lam >= 1 / service_mean(a, c, law, grid),
-                       "limit_curves.mean_wait")
+        assert_inf_iff(curves.mean_wait_s, lam >= 1 / service_mean(a, c, law, grid),
+                       "limit_curves.mean_wait_s")
         tally(token_limit.limit_curves)
     lim = token_limit.limit_grid(1, n_max, data.draw(st.integers(1, 40)))
     assert np.all(np.diff(lim) > 0) and lim[0] == 1 and lim[-1] == n_max
@@ -292,9 +292,9 @@ def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, s
             continue
         r = token_limit.simulate_token_queue(**args)
         assert_no_nan(r)
-        assert 0 <= r.loss_fraction <= 1 and r.mean_wait_all >= 0 and r.mean_service > 0
+        assert 0 <= r.loss_fraction <= 1 and r.mean_wait_all_s >= 0 and r.mean_service_s > 0
         if patience is not None:
-            assert r.mean_wait_all <= patience * (1 + 1e-9)
+            assert r.mean_wait_all_s <= patience * (1 + 1e-9)
         rec = tl_sim.simulate_token_queue_records(**args)     # the same run, as records
         assert tl_sim.token_queue_summary(rec) == r
         assert set(np.unique(rec.served)) <= {0.0, 1.0} and np.all(rec.wait <= rec.patience)
@@ -352,8 +352,8 @@ def test_token_limit_sweeps(law, a, c, rho, n_max, scv, patience, max_load, tpot
     assert [p[1] for p in plan] == [None] * len(plain) + [patience] * limits.size
     assert [p[2] for p in plan] == [list(limits).index(n) for n in plain] + \
         list(range(limits.size))
-    runs = [SimpleNamespace(mean_wait_all=i, ci95_wait_all=i + 1, mean_wait_served=i + 2,
-                            ci95_wait_served=i + 3, loss_fraction=i / 100, ci95_loss=i / 200)
+    runs = [SimpleNamespace(mean_wait_all_s=i, ci95_wait_all_s=i + 1, mean_wait_served_s=i + 2,
+                            ci95_wait_served_s=i + 3, loss_fraction=i / 100, ci95_loss=i / 200)
             for i in range(len(plan))]
     sweep = token_limit.limit_sim_sweep(plan, runs)
     assert list(sweep.plain_n) == plain and list(sweep.n) == list(limits)
@@ -398,7 +398,7 @@ def test_token_limit_queue(law, a, c, rho, n_max, patience, theta, loss_cost, da
     if keep and np.isfinite(lam):
         assert q.limit_point(n_max) == token_limit.limit_point(*args, n_max, patience, "exact")
         got, want = q.curves(grid), token_limit.limit_curves(*args, grid, patience)
-        assert close(got.mean_wait, want.mean_wait, 0)
+        assert close(got.mean_wait_s, want.mean_wait_s, 0)
         assert close(got.exact.loss_fraction, want.exact.loss_fraction, 0)
         imp = q.impatience(grid, "interpolation")
         assert close(imp.loss_fraction, token_limit.impatience(*args, grid, patience,

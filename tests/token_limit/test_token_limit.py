@@ -112,7 +112,7 @@ def test_pollaczek_khinchine_against_simulation(dist, lam, n_max):
     r = tk.simulate_token_queue(lam, A, C, dist, n_max, None, n_jobs=400_000, seed=4)
     assert r.loss_fraction == 0.0 and r.ci_reliable
     w = float(tk.mean_wait(lam, A, C, dist, n_max))
-    assert abs(r.mean_wait_all - w) < 4 * SIGMA * r.ci95_wait_all
+    assert abs(r.mean_wait_all_s - w) < 4 * SIGMA * r.ci95_wait_all_s
     assert r.utilization == pytest.approx(float(tk.utilization(lam, A, C, dist, n_max)), rel=0.02)
 
 
@@ -214,8 +214,8 @@ def test_exact_impatience_against_simulation(dist, lam, n_max, tau):
     m = tk.impatience(lam, A, C, dist, n_max, tau)
     assert m.error_estimate < 1e-6
     assert abs(r.loss_fraction - m.loss_fraction) < 4 * SIGMA * r.ci95_loss + 1e-9
-    assert abs(r.mean_wait_all - m.mean_wait_all) < 4 * SIGMA * r.ci95_wait_all
-    assert abs(r.mean_wait_served - m.mean_wait_served) < 4 * SIGMA * r.ci95_wait_served
+    assert abs(r.mean_wait_all_s - m.mean_wait_all_s) < 4 * SIGMA * r.ci95_wait_all_s
+    assert abs(r.mean_wait_served_s - m.mean_wait_served_s) < 4 * SIGMA * r.ci95_wait_served_s
 
 
 def test_high_variability_exact_matches_simulation_and_interpolation_uses_mm1d():
@@ -225,7 +225,7 @@ def test_high_variability_exact_matches_simulation_and_interpolation_uses_mm1d()
     ex = tk.impatience(0.1, A, 0.0, e, None, 30.0)
     ip = tk.impatience(0.1, A, 0.0, e, None, 30.0, method="interpolation")
     assert abs(r.loss_fraction - ex.loss_fraction) < 4 * SIGMA * r.ci95_loss
-    assert abs(r.mean_wait_all - ex.mean_wait_all) < 4 * SIGMA * r.ci95_wait_all
+    assert abs(r.mean_wait_all_s - ex.mean_wait_all_s) < 4 * SIGMA * r.ci95_wait_all_s
     assert ip.zeta2 > 90
     mm = tk.mm1_deterministic_patience(0.1, A * e.mean(), 30.0)
     assert ip.loss_fraction == pytest.approx(mm[0], rel=1e-9)
@@ -236,7 +236,7 @@ def test_infinite_arrival_rate_loses_everyone():
     for method in ("exact", "interpolation"):
         r = tk.impatience([np.inf, 0.0], A, C, LOGN, 1300, 60.0, method=method)
         np.testing.assert_array_equal(r.loss_fraction, [1.0, 0.0])
-        np.testing.assert_array_equal(r.mean_wait_all, [60.0, 0.0])
+        np.testing.assert_array_equal(r.mean_wait_all_s, [60.0, 0.0])
 
 
 def test_exact_solver_converges_under_refinement():
@@ -256,7 +256,7 @@ def test_interpolation_at_zeta2_zero_is_md1d():
     ref = tk.md1_deterministic_patience(0.05, A + C, 3.0)
     assert interp.zeta2 == pytest.approx(0.0, abs=1e-12)
     assert interp.loss_fraction == pytest.approx(ref[0], rel=1e-12)
-    assert interp.mean_wait_all == pytest.approx(ref[1], rel=1e-12)
+    assert interp.mean_wait_all_s == pytest.approx(ref[1], rel=1e-12)
     assert exact.loss_fraction == pytest.approx(ref[0], abs=1e-7)
 
 
@@ -270,7 +270,7 @@ def test_interpolation_at_zeta2_one_is_mm1d():
     ref = tk.mm1_deterministic_patience(0.6 / es, es, 2 * es)
     assert r.zeta2 == pytest.approx(1.0, abs=1e-12)
     assert r.loss_fraction == pytest.approx(ref[0], rel=1e-9)
-    assert r.mean_wait_all == pytest.approx(ref[1], rel=1e-9)
+    assert r.mean_wait_all_s == pytest.approx(ref[1], rel=1e-9)
 
 
 @pytest.mark.parametrize("method", ["exact", "interpolation"])
@@ -278,8 +278,8 @@ def test_eq9_and_vectorisation(method):
     tau = 60.0
     r = tk.impatience([[1 / 40], [1 / 25]], A, C, LOGN, [800, 1300, 3000], tau, method=method)
     assert r.loss_fraction.shape == (2, 3)
-    np.testing.assert_allclose(r.mean_wait_all,
-                               tau * r.loss_fraction + r.mean_wait_served * (1 - r.loss_fraction),
+    np.testing.assert_allclose(r.mean_wait_all_s,
+                               tau * r.loss_fraction + r.mean_wait_served_s * (1 - r.loss_fraction),
                                rtol=1e-10)
     assert np.all(np.diff(r.loss_fraction, axis=1) > 0)
     assert np.all(r.loss_fraction[1] > r.loss_fraction[0])
@@ -291,14 +291,14 @@ def test_interpolation_is_close_to_exact_in_the_paper_setting():
     ex = tk.impatience(1 / 25, A, C, LOGN, n, 60.0)
     ip = tk.impatience(1 / 25, A, C, LOGN, n, 60.0, method="interpolation")
     assert np.max(np.abs(ex.loss_fraction - ip.loss_fraction)) < 0.01
-    assert np.max(np.abs(ex.mean_wait_all - ip.mean_wait_all)) < 1.0
+    assert np.max(np.abs(ex.mean_wait_all_s - ip.mean_wait_all_s)) < 1.0
 
 
 def test_no_patience_is_the_plain_queue():
     r = tk.impatience([1 / 40, 1 / 20], A, C, LOGN, 1600, np.inf)
     np.testing.assert_array_equal(r.loss_fraction, 0.0)
-    np.testing.assert_allclose(r.mean_wait_all, tk.mean_wait([1 / 40, 1 / 20], A, C, LOGN, 1600))
-    assert np.isinf(r.mean_wait_all[1])
+    np.testing.assert_allclose(r.mean_wait_all_s, tk.mean_wait([1 / 40, 1 / 20], A, C, LOGN, 1600))
+    assert np.isinf(r.mean_wait_all_s[1])
     with pytest.raises(ValueError, match="method"):
         tk.impatience(0.01, A, C, LOGN, 100, 10.0, method="magic")
     with pytest.raises(ValueError, match="patience"):
@@ -311,8 +311,8 @@ def test_impatience_properties(lam, n_max, tau):
     """0 ≤ π ≤ 1; E[W_qs] ≤ E[W_q] ≤ τ; patience only shortens the wait."""
     r = tk.impatience(lam, A, C, LOGN, n_max, tau)
     assert 0.0 <= r.loss_fraction <= 1.0
-    assert -1e-9 <= r.mean_wait_served <= r.mean_wait_all + 1e-9 <= tau + 1e-9
-    assert r.mean_wait_all <= tk.mean_wait(lam, A, C, LOGN, n_max) + 2e-6 * tau   # solver rtol
+    assert -1e-9 <= r.mean_wait_served_s <= r.mean_wait_all_s + 1e-9 <= tau + 1e-9
+    assert r.mean_wait_all_s <= tk.mean_wait(lam, A, C, LOGN, n_max) + 2e-6 * tau   # solver rtol
 
 
 @settings(max_examples=25, deadline=None)
