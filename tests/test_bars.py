@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APP = ("app_pages", "ui")
 MAX_ENGINE_LINES = 450
-MAX_ALLOWED = 6
+MAX_ALLOWED = 3
 
 # numpy / math functions that compute (a model's arithmetic); array building
 # (np.asarray, np.linspace, np.isfinite ...) and formatting stay allowed
