@@ -19,12 +19,12 @@ used for each point:
 * ``"exact: every request starts alone"``: several copies, think time > 0, N ≤ instances;
 * ``"approximation: flow-equivalent server"``: several copies, think time > 0.
 
-Little's law n = throughput·(mean_latency + think_time) holds exactly for every
+Little's law n = throughput·(mean latency + think time) holds exactly for every
 method.  Derivations, the approximation's measured error: docs/models/batching.md,
 "Closed loop".
 
 >>> r = closed_loop(4, alpha=1.0, tau0=1.0)          # all four in every batch: τ[4] = 5
->>> float(r.throughput), float(r.mean_latency), r.method
+>>> float(r.throughput_per_ms), float(r.mean_latency_ms), r.method
 (0.8, 5.0, 'cycle')
 """
 from __future__ import annotations
@@ -39,6 +39,7 @@ from scipy.special import betaln
 
 from ..core.domains import ALPHA, INSTANCES, N_CLIENTS, TAU0, THINK_TIME, check_b_max
 from ..core.jit import BACKEND, compiled
+from ..core.renamed import renamed_attribute
 
 CYCLE = "cycle"
 CYCLE_START = "cycle: all clients start at once"
@@ -54,17 +55,23 @@ RESTART = 1e-15           # restart probability per batch in the stationary solv
 class ClosedLoop:
     """Closed-loop steady state, arrays of the broadcast shape (floats for scalars).
 
-    ``throughput``: requests per time unit (the unit of α); ``mean_latency``: from a
-    request's arrival at the queue to its batch's completion, think time excluded;
-    ``mean_batch_size``: per batch; ``utilization``: mean busy copies / instances;
-    ``method``: how each point was computed (a str, or an array of str).
+    Times in ms, the unit of α, τ0 and θ as ``engine.batching`` takes them (another unit
+    given there comes back in that unit under the same names).
+    ``throughput_per_ms``: requests per ms; ``mean_latency_ms``: from a request's arrival
+    at the queue to its batch's completion, think time excluded; ``mean_batch_size``: per
+    batch; ``utilization``: mean busy copies / instances; ``method``: how each point was
+    computed (a str, or an array of str).  The names without a unit (``throughput``,
+    ``mean_latency``) still read the fields, with a ``DeprecationWarning``.
     """
 
-    throughput: np.ndarray
-    mean_latency: np.ndarray
+    throughput_per_ms: np.ndarray
+    mean_latency_ms: np.ndarray
     mean_batch_size: np.ndarray
     utilization: np.ndarray
     method: object
+
+    throughput = renamed_attribute("throughput_per_ms")
+    mean_latency = renamed_attribute("mean_latency_ms")
 
 
 def closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1) -> ClosedLoop:

@@ -18,6 +18,7 @@ from ..core.domains import (ALPHA, INSTANCES, N_BATCHES, N_CLIENTS, TAU0, THINK_
                             WARMUP_BATCHES, check_b_max)
 from ..core.jit import compiled
 from ..core.records import summary_of, warmup_count
+from ..core.renamed import renamed_attribute
 from ..core.stats import N_GROUPS, ci95_half_width
 
 THINK_LAWS = ("exponential", "deterministic")
@@ -139,30 +140,43 @@ _event_loop_fast = compiled(_event_loop)
 
 @dataclass(frozen=True)
 class ClosedLoopSimResult:
-    """Summary of one closed-loop run after the warm-up; times in the unit of α.
+    """Summary of one closed-loop run after the warm-up; times in ms, the unit of α as
+    ``engine.batching`` takes it (another unit given comes back under the same names).
 
-    ``throughput``: requests completed per time unit over the counted span (from the
-    last warm-up batch's completion to the last counted one); ``mean_latency``: from a
-    request's arrival at the queue to its batch's completion (think time excluded);
+    ``throughput_per_ms``: requests completed per ms over the counted span (from the
+    last warm-up batch's completion to the last counted one); ``mean_latency_ms``: from
+    a request's arrival at the queue to its batch's completion (think time excluded);
     ``ci95*``: half-widths of 95 % confidence intervals from batch means of
     consecutive requests (``engine.core.stats``), the throughput's by the delta
-    method from the mean time between completions.
+    method from the mean time between completions.  The names without a unit
+    (``throughput``, ``mean_latency``, ``ci95``, ``p50`` …) still read the fields, with
+    a ``DeprecationWarning``.
     """
 
-    throughput: float
-    ci95_throughput: float
-    mean_latency: float
-    ci95: float
-    p50: float
-    p95: float
-    p99: float
-    mean_wait: float             # from arrival at the queue to the batch's start
-    ci95_wait: float
+    throughput_per_ms: float
+    ci95_throughput_per_ms: float
+    mean_latency_ms: float
+    ci95_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    mean_wait_ms: float          # from arrival at the queue to the batch's start
+    ci95_wait_ms: float
     mean_batch_size: float
     utilization: float           # mean busy copies / instances
     n_requests: int              # requests counted
     n_batches: int               # batches counted (≥ the n_batches asked for)
     ci_reliable: bool = True     # False: batch means stayed correlated (run too short)
+
+    throughput = renamed_attribute("throughput_per_ms")
+    ci95_throughput = renamed_attribute("ci95_throughput_per_ms")
+    mean_latency = renamed_attribute("mean_latency_ms")
+    ci95 = renamed_attribute("ci95_ms")
+    p50 = renamed_attribute("p50_ms")
+    p95 = renamed_attribute("p95_ms")
+    p99 = renamed_attribute("p99_ms")
+    mean_wait = renamed_attribute("mean_wait_ms")
+    ci95_wait = renamed_attribute("ci95_wait_ms")
 
 
 def _scalar_int(domain, value, name):
@@ -269,9 +283,9 @@ def summarize_closed_loop(records: ClosedLoopRecords) -> ClosedLoopSimResult:
         ci, ci_wait, reliable, ci_x = np.inf, np.inf, False, np.inf
     lat = summary_of(latency)
     return ClosedLoopSimResult(
-        throughput=float(throughput), ci95_throughput=float(ci_x),
-        mean_latency=lat.mean, ci95=float(ci), p50=lat.p50, p95=lat.p95, p99=lat.p99,
-        mean_wait=summary_of(wait).mean, ci95_wait=float(ci_wait),
+        throughput_per_ms=float(throughput), ci95_throughput_per_ms=float(ci_x),
+        mean_latency_ms=lat.mean, ci95_ms=float(ci), p50_ms=lat.p50, p95_ms=lat.p95,
+        p99_ms=lat.p99, mean_wait_ms=summary_of(wait).mean, ci95_wait_ms=float(ci_wait),
         mean_batch_size=counted / records.n_batches,
         utilization=(float(records.busy_copy_time / (records.instances * span))
                      if span > 0 else 1.0),

@@ -192,13 +192,14 @@ def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances,
     model wherever it is exact, the simulator (seeded by N) where ``closed_loop`` would
     only approximate (several instances with a front-end time)."""
     loop = closed_loop(n, alpha, tau0, b_max=b_max, think_time=theta, instances=instances)
-    per_ms = np.array(loop.throughput, dtype=float)
+    per_ms = np.array(loop.throughput_per_ms, dtype=float)
     methods = np.broadcast_to(np.asarray(loop.method), n.shape)
     approximate = np.char.startswith(methods.astype(str), "approximation")
     for i in zip(*np.nonzero(approximate)):         # one simulation per concurrency
-        per_ms[i] = simulate_closed_loop(
+        run = simulate_closed_loop(
             int(n[i]), alpha, tau0, b_max, theta, instances, n_batches=batches,
-            think="exponential", rng=np.random.default_rng([SIM_SEED, int(n[i])])).throughput
+            think="exponential", rng=np.random.default_rng([SIM_SEED, int(n[i])]))
+        per_ms[i] = run.throughput_per_ms
     used = sorted(set(methods[~approximate].tolist()))
     if approximate.any():
         used.append(f"simulation ({batches:,} batches per concurrency)")
@@ -423,7 +424,7 @@ def compare_model_analyzer(text, *, gpu_metrics_text=None) -> tuple[ModelAnalyze
             continue
         n = sweep.concurrency
         per_s = 1000.0 * np.asarray(closed_loop(n, alpha, tau0, b_max=sweep.max_batch_size)
-                                    .throughput, dtype=float)
+                                    .throughput_per_ms, dtype=float)
         p99 = cycle_latency_quantile_ms(n, alpha, tau0, sweep.max_batch_size, 0.99)
         out.append(ModelAnalyzerComparison(
             label=sweep.label, max_batch_size=sweep.max_batch_size, concurrency=n,

@@ -27,8 +27,8 @@ def test_one_client_is_served_alone(theta, instances):
     alpha, tau0 = 0.3, 1.7
     r = closed_loop(1, alpha, tau0, b_max=4, think_time=theta, instances=instances)
     t1 = tau(1, alpha, tau0)
-    assert r.mean_latency == pytest.approx(t1, rel=1e-12)
-    assert r.throughput == pytest.approx(1.0 / (t1 + theta), rel=1e-12)
+    assert r.mean_latency_ms == pytest.approx(t1, rel=1e-12)
+    assert r.throughput_per_ms == pytest.approx(1.0 / (t1 + theta), rel=1e-12)
     assert r.mean_batch_size == pytest.approx(1.0, rel=1e-12)
 
 
@@ -39,9 +39,9 @@ def test_zero_think_one_copy_is_the_cycle():
     n = np.array([1, 3, 8, 9, 40])
     r = closed_loop(n, alpha, tau0, b_max)
     b = np.minimum(n, b_max)
-    np.testing.assert_allclose(r.throughput, b / tau(b, alpha, tau0), rtol=1e-14)
-    np.testing.assert_allclose(r.mean_latency, n * tau(b, alpha, tau0) / b, rtol=1e-14)
-    np.testing.assert_allclose(r.mean_latency[:3], tau(n[:3], alpha, tau0), rtol=1e-14)
+    np.testing.assert_allclose(r.throughput_per_ms, b / tau(b, alpha, tau0), rtol=1e-14)
+    np.testing.assert_allclose(r.mean_latency_ms, n * tau(b, alpha, tau0) / b, rtol=1e-14)
+    np.testing.assert_allclose(r.mean_latency_ms[:3], tau(n[:3], alpha, tau0), rtol=1e-14)
     assert list(r.method) == ["cycle"] * 5 and np.all(r.utilization == 1.0)
 
 
@@ -53,7 +53,7 @@ def test_many_clients_reach_full_batches_on_every_copy(theta, instances):
     of ~N requests are back, here far below 1e-12."""
     alpha, tau0, b_max = 0.1, 2.0, 8
     r = closed_loop(400, alpha, tau0, b_max, theta, instances)
-    assert r.throughput == pytest.approx(instances * b_max / tau(b_max, alpha, tau0), rel=1e-12)
+    assert r.throughput_per_ms == pytest.approx(instances * b_max / tau(b_max, alpha, tau0), rel=1e-12)
     assert r.mean_batch_size == pytest.approx(b_max, rel=1e-12)
 
 
@@ -64,13 +64,13 @@ def test_zero_think_several_copies_from_the_common_start():
     1/5 + 1/2, so E[b] = 1.3/0.7."""
     r = closed_loop(5, 1.0, 1.0, b_max=4, instances=2)
     assert r.method == "cycle: all clients start at once"
-    assert r.throughput == pytest.approx(1.3, rel=1e-14)
-    assert r.mean_latency == pytest.approx(5 / 1.3, rel=1e-14)
+    assert r.throughput_per_ms == pytest.approx(1.3, rel=1e-14)
+    assert r.mean_latency_ms == pytest.approx(5 / 1.3, rel=1e-14)
     assert r.mean_batch_size == pytest.approx(1.3 / 0.7, rel=1e-14)
     # The simulator starts so too; its counted window cuts each group's cycle, so up to
     # one batch of each (5 requests) of its ~2,600 may fall outside: rel. error < 2e-3.
     sim = simulate_closed_loop(5, 1.0, 1.0, b_max=4, instances=2, n_batches=2_000, rng=1)
-    assert sim.throughput == pytest.approx(1.3, rel=5 / sim.n_requests)
+    assert sim.throughput_per_ms == pytest.approx(1.3, rel=5 / sim.n_requests)
 
 
 # ------------------------------------------------------------------ the chain
@@ -105,7 +105,7 @@ def reference_chain_throughput(n, alpha, tau0, b_max, theta):
 def test_chain_against_an_independently_built_chain(n, alpha, tau0, b_max, theta):
     r = closed_loop(n, alpha, tau0, b_max, theta)
     assert r.method == "chain"
-    assert r.throughput == pytest.approx(reference_chain_throughput(n, alpha, tau0, b_max, theta),
+    assert r.throughput_per_ms == pytest.approx(reference_chain_throughput(n, alpha, tau0, b_max, theta),
                                          rel=1e-9)
 
 
@@ -128,14 +128,14 @@ def test_chain_small_think_time_limit(n, b_max, theta):
     requests): with exponential think times θ = 0 is not the limit θ → 0."""
     alpha, tau0 = 1.0, 1.0
     r = closed_loop(n, alpha, tau0, b_max, theta)
-    assert r.throughput == pytest.approx(two_group_throughput(n, alpha, tau0, b_max), rel=1e-9)
-    cycle = closed_loop(n, alpha, tau0, b_max).throughput
+    assert r.throughput_per_ms == pytest.approx(two_group_throughput(n, alpha, tau0, b_max), rel=1e-9)
+    cycle = closed_loop(n, alpha, tau0, b_max).throughput_per_ms
     if n >= 2 * b_max:
-        assert cycle == pytest.approx(r.throughput, rel=1e-9)
+        assert cycle == pytest.approx(r.throughput_per_ms, rel=1e-9)
     else:
         b = min(n, b_max)
         assert cycle == pytest.approx(b / tau(b, alpha, tau0), rel=1e-14)
-        assert cycle > r.throughput
+        assert cycle > r.throughput_per_ms
 
 
 def test_deterministic_think_keeps_the_cycle_and_exponential_splits_it():
@@ -145,9 +145,9 @@ def test_deterministic_think_keeps_the_cycle_and_exponential_splits_it():
     n, theta = 10, 0.01
     det = simulate_closed_loop(n, 1.0, 1.0, think_time=theta, think="deterministic",
                                n_batches=2_000, rng=3)
-    assert det.throughput == pytest.approx(n / (tau(n, 1.0, 1.0) + theta), rel=1e-9)
+    assert det.throughput_per_ms == pytest.approx(n / (tau(n, 1.0, 1.0) + theta), rel=1e-9)
     expo = simulate_closed_loop(n, 1.0, 1.0, think_time=theta, n_batches=4_000, rng=3)
-    assert expo.throughput == pytest.approx(two_group_throughput(n, 1.0, 1.0, 64), rel=2e-3)
+    assert expo.throughput_per_ms == pytest.approx(two_group_throughput(n, 1.0, 1.0, 64), rel=2e-3)
 
 
 # ------------------------------------------------------------------ against the simulator
@@ -174,8 +174,8 @@ def test_model_against_simulation(n, alpha, tau0, b_max, theta, instances, bound
     sim = simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches=20_000,
                                rng=np.random.default_rng(11))
     x_bound, w_bound = bound * FLOW_X_BOUND, bound * FLOW_W_BOUND
-    assert within(r.throughput, sim.throughput, sim.ci95_throughput, x_bound)
-    assert within(r.mean_latency, sim.mean_latency, sim.ci95, w_bound)
+    assert within(r.throughput_per_ms, sim.throughput_per_ms, sim.ci95_throughput_per_ms, x_bound)
+    assert within(r.mean_latency_ms, sim.mean_latency_ms, sim.ci95_ms, w_bound)
     if bound == 0.0:
         assert within(r.mean_batch_size, sim.mean_batch_size, 0.01 * sim.mean_batch_size)
         assert abs(r.utilization - sim.utilization) < 0.01
@@ -197,7 +197,7 @@ def test_littles_law_bounds_and_monotone_throughput(params):
     utilization in [0, 1]; X nondecreasing in N (one more client never slows the loop)."""
     alpha, tau0, b_max, theta, c = params
     r = closed_loop(N_GRID, alpha, tau0, b_max, theta, c)
-    x, w = r.throughput, r.mean_latency
+    x, w = r.throughput_per_ms, r.mean_latency_ms
     np.testing.assert_allclose(N_GRID, x * (w + theta), rtol=1e-12)
     big = np.minimum(N_GRID, np.inf if b_max is None else b_max)
     assert np.all(x <= N_GRID / (tau(1, alpha, tau0) + theta) * (1 + 1e-12))
@@ -211,11 +211,11 @@ def test_littles_law_bounds_and_monotone_throughput(params):
 def test_broadcasting_and_result_types():
     r = closed_loop([[1], [8]], 1.0, 1.0, b_max=[None, 4, 2], think_time=[0.0, 1.0, 1.0],
                     instances=[1, 1, 2])
-    assert isinstance(r, ClosedLoop) and r.throughput.shape == (2, 3)
+    assert isinstance(r, ClosedLoop) and r.throughput_per_ms.shape == (2, 3)
     assert r.method.shape == (2, 3) and r.method[1, 0] == "cycle"
     assert r.method[1, 1] == "chain" and r.method[1, 2].startswith("approximation")
     one = closed_loop(8, 1.0, 1.0, think_time=1.0)
-    assert isinstance(one.throughput, float) and isinstance(one.method, str)
+    assert isinstance(one.throughput_per_ms, float) and isinstance(one.method, str)
     with pytest.raises(ValueError, match="n_clients"):
         closed_loop(0, 1.0, 1.0)
     with pytest.raises(ValueError, match="instances"):
@@ -238,10 +238,10 @@ def test_simulator_zero_think_cycle_by_hand():
     """θ = 0, one copy, N = 8, b_max = 3, τ[b] = b + 1: batches of 3 every 4, X = 3/4;
     the requests wait 8/3 batches on average: W = N/X = 32/3."""
     r = simulate_closed_loop(8, 1.0, 1.0, b_max=3, n_batches=3_000, rng=0)
-    assert r.throughput == pytest.approx(0.75, rel=1e-12)
-    assert r.mean_latency == pytest.approx(32 / 3, rel=1e-3)
+    assert r.throughput_per_ms == pytest.approx(0.75, rel=1e-12)
+    assert r.mean_latency_ms == pytest.approx(32 / 3, rel=1e-3)
     assert r.mean_batch_size == 3.0 and r.utilization == pytest.approx(1.0)
-    assert r.mean_wait == pytest.approx(r.mean_latency - 4.0, rel=1e-12)
+    assert r.mean_wait_ms == pytest.approx(r.mean_latency_ms - 4.0, rel=1e-12)
 
 
 def test_simulator_rejects_bad_arguments():
@@ -263,12 +263,27 @@ def test_closed_loop_summary_of_records_by_hand():
     rec = closed_sim.ClosedLoopRecords(latency, wait, finish, span_start=2.0,
                                        busy_copy_time=15.0, n_batches=2, instances=2)
     r = closed_sim.summarize_closed_loop(rec)
-    assert r.mean_latency == pytest.approx(3.2) and r.mean_wait == pytest.approx(2.2)
-    assert (r.p50, r.p95, r.p99) == pytest.approx(tuple(np.percentile(latency, [50, 95, 99])))
-    assert r.throughput == pytest.approx(5 / 10.0) and r.mean_batch_size == 2.5
+    assert r.mean_latency_ms == pytest.approx(3.2) and r.mean_wait_ms == pytest.approx(2.2)
+    assert (r.p50_ms, r.p95_ms, r.p99_ms) == pytest.approx(tuple(np.percentile(latency, [50, 95, 99])))
+    assert r.throughput_per_ms == pytest.approx(5 / 10.0) and r.mean_batch_size == 2.5
     assert r.utilization == pytest.approx(15.0 / (2 * 10.0))
     assert r.n_requests == 5 and r.n_batches == 2
-    assert np.isinf(r.ci95) and np.isinf(r.ci95_throughput) and not r.ci_reliable
+    assert np.isinf(r.ci95_ms) and np.isinf(r.ci95_throughput_per_ms) and not r.ci_reliable
     with pytest.raises(ValueError, match="records"):
         closed_sim.summarize_closed_loop(closed_sim.ClosedLoopRecords(
             np.empty(0), np.empty(0), np.empty(0), 0.0, 0.0, 1, 1))
+
+
+def test_results_read_under_their_old_names_with_a_warning():
+    """The names before the unit was added (ms, per ms) read the same values, with a
+    DeprecationWarning naming the new one."""
+    r = closed_loop(4, 1.0, 1.0, think_time=1.0)
+    sim = simulate_closed_loop(4, 1.0, 1.0, think_time=1.0, n_batches=500, rng=2)
+    pairs = [(r, "throughput", "throughput_per_ms"), (r, "mean_latency", "mean_latency_ms"),
+             (sim, "throughput", "throughput_per_ms"),
+             (sim, "ci95_throughput", "ci95_throughput_per_ms")]
+    pairs += [(sim, old, old + "_ms") for old in ("mean_latency", "ci95", "p50", "p95", "p99",
+                                                  "mean_wait", "ci95_wait")]
+    for result, old, new in pairs:
+        with pytest.warns(DeprecationWarning, match=new):
+            assert getattr(result, old) == getattr(result, new), old

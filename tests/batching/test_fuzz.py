@@ -495,7 +495,7 @@ def check_closed_loop(r, n, alpha, tau0, b_max, theta, c):
     """Finite, Little's law n = X(W + θ), W ≥ τ[1], X ≤ min(N/(τ[1] + θ), c·B/τ[B]) with
     B = min(N, b_max), 1 ≤ E[b] ≤ B, utilization in [0, 1] (all up to rounding)."""
     assert_no_nan(r)
-    x, w = arr(r.throughput), arr(r.mean_latency)
+    x, w = arr(r.throughput_per_ms), arr(r.mean_latency_ms)
     assert np.all(np.isfinite(x) & (x > 0) & np.isfinite(w))
     assert close(n, x * (w + theta), 1e-9)
     tau1 = alpha + tau0
@@ -545,11 +545,11 @@ def test_simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches
     tau1 = alpha + tau0
     horizon = (n_batches + (warmup or 0) + 1) * (alpha * n + tau0 + theta) * 50
     rounding = 1e-12 * horizon
-    assert r.mean_latency >= tau1 * (1 - 1e-9) - rounding and r.p50 <= r.p95 <= r.p99
-    assert r.mean_wait >= -rounding and r.n_batches >= n_batches
+    assert r.mean_latency_ms >= tau1 * (1 - 1e-9) - rounding and r.p50_ms <= r.p95_ms <= r.p99_ms
+    assert r.mean_wait_ms >= -rounding and r.n_batches >= n_batches
     assert 1 <= r.mean_batch_size <= min(n, b_max or n)
     assert 0 <= r.utilization <= 1 + 1e-9 + rounding / tau1
-    assert 0 < r.throughput and r.n_requests >= r.n_batches
+    assert 0 < r.throughput_per_ms and r.n_requests >= r.n_batches
     tally(b_closed_sim.simulate_closed_loop)
     # the same run as records, summarised by the shared summary: the same numbers
     rec = b_closed_sim.simulate_closed_loop_records(**kw, think=think,

@@ -79,7 +79,7 @@ def test_one_server_without_the_front_end_is_far_worse(whole_table):
     for c in whole_table:
         fit = c.prediction
         one = closed_loop(c.concurrency, fit.alpha_ms, fit.tau0_ms, b_max=128)
-        err = 1000 * one.throughput / c.measured_throughput_per_s - 1
+        err = 1000 * one.throughput_per_ms / c.measured_throughput_per_s - 1
         assert np.median(err) < -0.35
         assert np.median(np.abs(err)) > 2 * c.median_abs_throughput_error
 
@@ -124,8 +124,8 @@ def test_one_instance_prediction_against_the_simulator(n):
     sim = simulate_closed_loop(n, pred.alpha_ms, pred.tau0_ms, 128, pred.transfer_ms, 1,
                                n_batches=40_000, think="exponential",
                                rng=np.random.default_rng(7))
-    tolerance = max(4 * sim.ci95_throughput, 1e-5 * sim.throughput)   # a cycle: CI ≈ 0
-    assert abs(pred.throughput_per_s[0] / 1000 - sim.throughput) <= tolerance
+    tolerance = max(4 * sim.ci95_throughput_per_ms, 1e-5 * sim.throughput_per_ms)   # a cycle: CI ≈ 0
+    assert abs(pred.throughput_per_s[0] / 1000 - sim.throughput_per_ms) <= tolerance
 
 
 def test_several_instances_are_simulated_reproducibly():
@@ -139,7 +139,7 @@ def test_several_instances_are_simulated_reproducibly():
     f = a.sharing_factor
     approx = closed_loop(a.n_clients, f * a.alpha_ms, f * a.tau0_ms, b_max=128,
                          think_time=a.transfer_ms, instances=2)
-    assert np.allclose(a.throughput_per_s, 1000 * approx.throughput, rtol=0.20)
+    assert np.allclose(a.throughput_per_s, 1000 * approx.throughput_per_ms, rtol=0.20)
 
 
 def test_the_worst_rows(comparisons):
@@ -186,7 +186,7 @@ def test_cycle_quantile_against_the_simulator():
         lat = np.repeat([k, k + 1], [b - r, r]) * (alpha * b + tau0)
         assert cycle_latency_quantile_ms(n, alpha, tau0, b_max, 0.99) == pytest.approx(
             np.quantile(lat, 0.99, method="higher"))
-        assert sim.mean_latency == pytest.approx(lat.mean(), rel=1e-6)
+        assert sim.mean_latency_ms == pytest.approx(lat.mean(), rel=1e-6)
 
 
 def test_model_analyzer_p99_and_throughput():
