@@ -188,20 +188,27 @@ def _scalar_int(domain, value, name):
 
 @dataclass(frozen=True)
 class ClosedLoopRecords:
-    """The counted part of one closed-loop run (after the warm-up), times in the unit of
-    α: per request, in the order the batches completed, its ``latency`` (arrival at the
-    queue to its batch's completion), ``wait`` (to its batch's start) and ``finish``; the
-    counted span's start ``span_start`` (the last warm-up batch's completion, 0 without a
-    warm-up), the copies' busy time summed over the span ``busy_copy_time``, the
-    batches counted and the copies."""
+    """The counted part of one closed-loop run (after the warm-up), times in ms (the unit
+    of α): per request, in the order the batches completed, its ``latency_ms`` (arrival at
+    the queue to its batch's completion), ``wait_ms`` (to its batch's start) and
+    ``finish_ms``; the counted span's start ``span_start_ms`` (the last warm-up batch's
+    completion, 0 without a warm-up), the copies' busy time summed over the span
+    ``busy_copy_time_ms``, the batches counted and the copies.  The names without a unit
+    still read the fields, with a ``DeprecationWarning``."""
 
-    latency: np.ndarray
-    wait: np.ndarray
-    finish: np.ndarray
-    span_start: float
-    busy_copy_time: float
+    latency_ms: np.ndarray
+    wait_ms: np.ndarray
+    finish_ms: np.ndarray
+    span_start_ms: float
+    busy_copy_time_ms: float
     n_batches: int
     instances: int
+
+    latency = renamed_attribute("latency_ms")
+    wait = renamed_attribute("wait_ms")
+    finish = renamed_attribute("finish_ms")
+    span_start = renamed_attribute("span_start_ms")
+    busy_copy_time = renamed_attribute("busy_copy_time_ms")
 
 
 def simulate_closed_loop_records(n_clients, alpha, tau0, b_max=None, think_time=0.0,
@@ -265,18 +272,18 @@ def summarize_closed_loop(records: ClosedLoopRecords) -> ClosedLoopSimResult:
     throughput X = requests / counted span with its half-width by the delta method from
     the mean time between completions, E[B] = requests / batches, utilization = busy
     copy-time / (copies × span)."""
-    latency, wait, finish = records.latency, records.wait, records.finish
+    latency, wait, finish = records.latency_ms, records.wait_ms, records.finish_ms
     counted = latency.size
     if counted == 0:
         raise ValueError("records must hold at least one counted request")
-    span = finish[-1] - records.span_start
+    span = finish[-1] - records.span_start_ms
     throughput = counted / span if span > 0 else np.inf
     edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
     ok = counted >= N_GROUPS
     if ok:
         ci, reliable = ci95_half_width(np.add.reduceat(latency, edges[:-1]), counted)
         ci_wait, _ = ci95_half_width(np.add.reduceat(wait, edges[:-1]), counted)
-        gaps = np.diff(np.concatenate([[records.span_start], finish]))
+        gaps = np.diff(np.concatenate([[records.span_start_ms], finish]))
         ci_gap, _ = ci95_half_width(np.add.reduceat(gaps, edges[:-1]), counted)
         ci_x = throughput * throughput * ci_gap if np.isfinite(throughput) else np.inf
     else:
@@ -287,7 +294,7 @@ def summarize_closed_loop(records: ClosedLoopRecords) -> ClosedLoopSimResult:
         mean_latency_ms=lat.mean, ci95_ms=float(ci), p50_ms=lat.p50, p95_ms=lat.p95,
         p99_ms=lat.p99, mean_wait_ms=summary_of(wait).mean, ci95_wait_ms=float(ci_wait),
         mean_batch_size=counted / records.n_batches,
-        utilization=(float(records.busy_copy_time / (records.instances * span))
+        utilization=(float(records.busy_copy_time_ms / (records.instances * span))
                      if span > 0 else 1.0),
         n_requests=int(counted), n_batches=int(records.n_batches), ci_reliable=bool(reliable))
 

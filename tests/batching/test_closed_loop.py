@@ -53,7 +53,8 @@ def test_many_clients_reach_full_batches_on_every_copy(theta, instances):
     of ~N requests are back, here far below 1e-12."""
     alpha, tau0, b_max = 0.1, 2.0, 8
     r = closed_loop(400, alpha, tau0, b_max, theta, instances)
-    assert r.throughput_per_ms == pytest.approx(instances * b_max / tau(b_max, alpha, tau0), rel=1e-12)
+    assert r.throughput_per_ms == pytest.approx(instances * b_max / tau(b_max, alpha, tau0),
+                                                rel=1e-12)
     assert r.mean_batch_size == pytest.approx(b_max, rel=1e-12)
 
 
@@ -105,8 +106,8 @@ def reference_chain_throughput(n, alpha, tau0, b_max, theta):
 def test_chain_against_an_independently_built_chain(n, alpha, tau0, b_max, theta):
     r = closed_loop(n, alpha, tau0, b_max, theta)
     assert r.method == "chain"
-    assert r.throughput_per_ms == pytest.approx(reference_chain_throughput(n, alpha, tau0, b_max, theta),
-                                         rel=1e-9)
+    assert r.throughput_per_ms == pytest.approx(
+        reference_chain_throughput(n, alpha, tau0, b_max, theta), rel=1e-9)
 
 
 def two_group_throughput(n, alpha, tau0, b_max):
@@ -128,7 +129,8 @@ def test_chain_small_think_time_limit(n, b_max, theta):
     requests): with exponential think times θ = 0 is not the limit θ → 0."""
     alpha, tau0 = 1.0, 1.0
     r = closed_loop(n, alpha, tau0, b_max, theta)
-    assert r.throughput_per_ms == pytest.approx(two_group_throughput(n, alpha, tau0, b_max), rel=1e-9)
+    assert r.throughput_per_ms == pytest.approx(two_group_throughput(n, alpha, tau0, b_max),
+                                                rel=1e-9)
     cycle = closed_loop(n, alpha, tau0, b_max).throughput_per_ms
     if n >= 2 * b_max:
         assert cycle == pytest.approx(r.throughput_per_ms, rel=1e-9)
@@ -260,11 +262,12 @@ def test_closed_loop_summary_of_records_by_hand():
     latency = np.array([3.0, 1.0, 2.0, 6.0, 4.0])
     wait = latency - 1.0
     finish = np.array([2.0, 3.0, 5.0, 7.0, 12.0])
-    rec = closed_sim.ClosedLoopRecords(latency, wait, finish, span_start=2.0,
-                                       busy_copy_time=15.0, n_batches=2, instances=2)
+    rec = closed_sim.ClosedLoopRecords(latency, wait, finish, span_start_ms=2.0,
+                                       busy_copy_time_ms=15.0, n_batches=2, instances=2)
     r = closed_sim.summarize_closed_loop(rec)
     assert r.mean_latency_ms == pytest.approx(3.2) and r.mean_wait_ms == pytest.approx(2.2)
-    assert (r.p50_ms, r.p95_ms, r.p99_ms) == pytest.approx(tuple(np.percentile(latency, [50, 95, 99])))
+    assert (r.p50_ms, r.p95_ms, r.p99_ms) == pytest.approx(
+        tuple(np.percentile(latency, [50, 95, 99])))
     assert r.throughput_per_ms == pytest.approx(5 / 10.0) and r.mean_batch_size == 2.5
     assert r.utilization == pytest.approx(15.0 / (2 * 10.0))
     assert r.n_requests == 5 and r.n_batches == 2
@@ -284,6 +287,11 @@ def test_results_read_under_their_old_names_with_a_warning():
              (sim, "ci95_throughput", "ci95_throughput_per_ms")]
     pairs += [(sim, old, old + "_ms") for old in ("mean_latency", "ci95", "p50", "p95", "p99",
                                                   "mean_wait", "ci95_wait")]
+    rec = closed_sim.simulate_closed_loop_records(4, 1.0, 1.0, think_time=1.0, n_batches=50,
+                                                  rng=2)
+    pairs += [(rec, old, old + "_ms") for old in ("latency", "wait", "finish", "span_start",
+                                                  "busy_copy_time")]
     for result, old, new in pairs:
         with pytest.warns(DeprecationWarning, match=new):
-            assert getattr(result, old) == getattr(result, new), old
+            got = getattr(result, old)
+        np.testing.assert_array_equal(got, getattr(result, new), err_msg=old)

@@ -555,9 +555,9 @@ def test_simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches
     rec = b_closed_sim.simulate_closed_loop_records(**kw, think=think,
                                                     rng=np.random.default_rng(seed))
     assert b_closed_sim.summarize_closed_loop(rec) == r
-    assert rec.latency.size == r.n_requests and rec.n_batches == r.n_batches
-    assert np.all(rec.wait <= rec.latency) and np.all(np.diff(rec.finish) >= 0)
-    assert rec.finish[0] >= rec.span_start and rec.instances == instances
+    assert rec.latency_ms.size == r.n_requests and rec.n_batches == r.n_batches
+    assert np.all(rec.wait_ms <= rec.latency_ms) and np.all(np.diff(rec.finish_ms) >= 0)
+    assert rec.finish_ms[0] >= rec.span_start_ms and rec.instances == instances
     tally(b_closed_sim.simulate_closed_loop_records)
     tally(b_closed_sim.summarize_closed_loop)
     p, bad = corrupt(data, kw, CLOSED_SIM_DOMAINS)
