@@ -108,8 +108,9 @@ def optimum_caption(scenario) -> str:
     s = scenario
     b1, b2 = best(s)
     text = (f"With patient users (V1) the best limit is {b1.n_max:,} tokens (mean wait "
-            f"{plain_number(b1.mean_wait_s)} s); with users who give up (V2) {b2.n_max:,} tokens "
-            f"(mean wait {plain_number(b2.mean_wait_s)} s, {100 * b2.loss_fraction:.1f} % give up). "
+            f"{plain_number(b1.mean_wait_s)} s); with users who give up (V2) {b2.n_max:,} "
+            f"tokens (mean wait {plain_number(b2.mean_wait_s)} s, "
+            f"{100 * b2.loss_fraction:.1f} % give up). "
             "Both searched over every integer limit near the optimum; the curves are "
             "on the grid of limits. Both optima assume Poisson arrivals (exact M/G/1 and "
             "M/G/1+D).")
@@ -118,7 +119,8 @@ def optimum_caption(scenario) -> str:
     t1 = data.traffic_at(*s.model, b1.n_max, s.patience_s, s.arrivals)
     t2 = data.traffic_at(*s.model, b2.n_max, s.patience_s, s.arrivals)
     at_v1 = (unsimulated(t1) if t1.plain is None else
-             f"{plain_number(t1.plain.mean_wait_all_s)} ± {t1.plain.ci95_wait_all_s:.2g} s simulated")
+             f"{plain_number(t1.plain.mean_wait_all_s)} ± {t1.plain.ci95_wait_all_s:.2g} s "
+             "simulated")
     return (text + f" Under {s.arrivals.label}, at {b1.n_max:,} tokens the mean wait is "
             f"{at_v1} (GI/G/1 approximation {plain_number(t1.approx_wait)} s); at "
             f"{b2.n_max:,} tokens "

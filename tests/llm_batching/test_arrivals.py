@@ -25,7 +25,8 @@ def pooled(strategy, lam=None, arrivals=None, seeds=SEEDS):
     runs = [llm_batching.simulate(strategy, lam, LAW, K, n_jobs=100_000, seed=s,
                                   arrivals=arrivals, **SETUPS[strategy]) for s in seeds]
     k = len(runs)
-    return (np.mean([r.mean_wait_s for r in runs]), np.sqrt(sum(r.ci95_wait_s ** 2 for r in runs)) / k,
+    return (np.mean([r.mean_wait_s for r in runs]),
+            np.sqrt(sum(r.ci95_wait_s ** 2 for r in runs)) / k,
             np.mean([r.mean_sojourn_s for r in runs]),
             np.sqrt(sum(r.ci95_sojourn_s ** 2 for r in runs)) / k)
 

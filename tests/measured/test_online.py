@@ -124,7 +124,8 @@ def test_one_instance_prediction_against_the_simulator(n):
     sim = simulate_closed_loop(n, pred.alpha_ms, pred.tau0_ms, 128, pred.transfer_ms, 1,
                                n_batches=40_000, think="exponential",
                                rng=np.random.default_rng(7))
-    tolerance = max(4 * sim.ci95_throughput_per_ms, 1e-5 * sim.throughput_per_ms)   # a cycle: CI ≈ 0
+    tolerance = max(4 * sim.ci95_throughput_per_ms,
+                    1e-5 * sim.throughput_per_ms)                   # a cycle: CI ≈ 0
     assert abs(pred.throughput_per_s[0] / 1000 - sim.throughput_per_ms) <= tolerance
 
 
