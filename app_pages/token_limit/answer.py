@@ -83,7 +83,7 @@ def traffic_rows(label: str, t, patience: float) -> list:
              f"{plain_number(t.plain.mean_wait_all_s)} s ± {t.plain.ci95_wait_all_s:.2g}")
     return [("Arrivals", label),
             ("Mean wait (no one gives up), simulated", plain),
-            ("Mean wait (no one gives up), GI/G/1 approximation", _seconds(t.approx_wait)),
+            ("Mean wait (no one gives up), GI/G/1 approximation", _seconds(t.approx_wait_s)),
             (f"Share of users who give up (wait > {patience:g} s), simulated",
              pct(t.patient.loss_fraction)),
             ("Mean wait of users who stay, simulated",
@@ -92,11 +92,11 @@ def traffic_rows(label: str, t, patience: float) -> list:
 
 def traffic_sentence(label: str, t) -> str:
     """What the chosen arrival process changes, in one sentence (``engine.token_limit.TrafficPoint``)."""
-    plain = ("grows without bound" if t.plain is None and not np.isfinite(t.approx_wait)
+    plain = ("grows without bound" if t.plain is None and not np.isfinite(t.approx_wait_s)
              else "is not simulated this close to capacity" if t.plain is None
              else f"is {plain_number(t.plain.mean_wait_all_s)} s simulated")
     return (f"Under {label} the mean wait {plain} "
-            f"(GI/G/1 approximation: {_seconds(t.approx_wait)}), and "
+            f"(GI/G/1 approximation: {_seconds(t.approx_wait_s)}), and "
             f"{pct(t.patient.loss_fraction)} of users give up (simulated).")
 
 

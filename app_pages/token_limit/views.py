@@ -98,7 +98,7 @@ def arrivals_note(scenario) -> str:
 
 def unsimulated(t) -> str:
     """Why a ``engine.token_limit.TrafficPoint`` has no simulated mean wait without impatience."""
-    return ("∞ (unstable)" if not np.isfinite(t.approx_wait) else
+    return ("∞ (unstable)" if not np.isfinite(t.approx_wait_s) else
             "not simulated (load near capacity)")
 
 
@@ -122,7 +122,7 @@ def optimum_caption(scenario) -> str:
              f"{plain_number(t1.plain.mean_wait_all_s)} ± {t1.plain.ci95_wait_all_s:.2g} s "
              "simulated")
     return (text + f" Under {s.arrivals.label}, at {b1.n_max:,} tokens the mean wait is "
-            f"{at_v1} (GI/G/1 approximation {plain_number(t1.approx_wait)} s); at "
+            f"{at_v1} (GI/G/1 approximation {plain_number(t1.approx_wait_s)} s); at "
             f"{b2.n_max:,} tokens "
             f"{100 * t2.patient.loss_fraction:.1f} % give up and those who stay wait "
             f"{plain_number(t2.patient.mean_wait_served_s)} s (simulated).")
@@ -141,13 +141,13 @@ def _delay(scenario, point) -> list:
     return [
         ("mean_wait", figs.wait_figure(
             n, cur.mean_wait_s, stable_limit=cur.stable_limit,
-            sim=None if sim is None else (sim.plain_n, sim.plain_wait, sim.plain_ci),
+            sim=None if sim is None else (sim.plain_n, sim.plain_wait_s, sim.plain_ci_s),
             baseline=baseline, arrivals=other,
             approx=None if other is None else approx_wait(scenario))),
         ("served_wait", figs.served_wait_figure(
             n, cur.mean_wait_s, cur.exact.mean_wait_served_s, cur.interpolation.mean_wait_served_s,
             cur.patience_s, stable_limit=cur.stable_limit,
-            sim=None if sim is None else (sim.n, sim.served_wait, sim.served_ci),
+            sim=None if sim is None else (sim.n, sim.served_wait_s, sim.served_ci_s),
             arrivals=other)),
         ("loss_fraction", figs.loss_figure(
             n, cur.exact.loss_fraction, cur.interpolation.loss_fraction, cur.patience_s,

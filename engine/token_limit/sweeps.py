@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.renamed import renamed_attribute
 from .formulas import utilization
 from .sim import TokenQueueSimResult
 
@@ -33,16 +34,22 @@ def sim_plan(lam, a, c, dist, limits, patience, max_load: float = SIM_MAX_LOAD,
 @dataclass(frozen=True)
 class LimitSimSweep:
     """Simulated points over the limits: without impatience (where stable enough) and
-    with patience τ; waits in seconds with their 95 % half-widths."""
+    with patience τ; waits in seconds with their 95 % half-widths.  The names without a
+    unit still read the fields, with a ``DeprecationWarning``."""
 
     plain_n: np.ndarray            # limits simulated without impatience (tokens)
-    plain_wait: np.ndarray         # E[W] there (s)
-    plain_ci: np.ndarray
+    plain_wait_s: np.ndarray       # E[W] there
+    plain_ci_s: np.ndarray
     n: np.ndarray                  # limits simulated with patience τ (tokens)
-    served_wait: np.ndarray        # E[W_qs] (s)
-    served_ci: np.ndarray
+    served_wait_s: np.ndarray      # E[W_qs]
+    served_ci_s: np.ndarray
     loss: np.ndarray               # π(τ)
     loss_ci: np.ndarray
+
+    plain_wait = renamed_attribute("plain_wait_s")
+    plain_ci = renamed_attribute("plain_ci_s")
+    served_wait = renamed_attribute("served_wait_s")
+    served_ci = renamed_attribute("served_ci_s")
 
 
 def limit_sim_sweep(plan, results) -> LimitSimSweep:
@@ -56,11 +63,11 @@ def limit_sim_sweep(plan, results) -> LimitSimSweep:
         return np.array([read(n, r) for n, r in rows], dtype=float)
 
     return LimitSimSweep(plain_n=column(plain, lambda n, r: n),
-                         plain_wait=column(plain, lambda n, r: r.mean_wait_all_s),
-                         plain_ci=column(plain, lambda n, r: r.ci95_wait_all_s),
+                         plain_wait_s=column(plain, lambda n, r: r.mean_wait_all_s),
+                         plain_ci_s=column(plain, lambda n, r: r.ci95_wait_all_s),
                          n=column(patient, lambda n, r: n),
-                         served_wait=column(patient, lambda n, r: r.mean_wait_served_s),
-                         served_ci=column(patient, lambda n, r: r.ci95_wait_served_s),
+                         served_wait_s=column(patient, lambda n, r: r.mean_wait_served_s),
+                         served_ci_s=column(patient, lambda n, r: r.ci95_wait_served_s),
                          loss=column(patient, lambda n, r: r.loss_fraction),
                          loss_ci=column(patient, lambda n, r: r.ci95_loss))
 
@@ -69,11 +76,14 @@ def limit_sim_sweep(plan, results) -> LimitSimSweep:
 class TrafficPoint:
     """The chosen arrivals at one limit: Kingman's approximation of the mean wait (s), and
     simulations without impatience (None where the load is too near capacity) and with
-    patience τ."""
+    patience τ.  ``approx_wait`` (no unit) still reads ``approx_wait_s``, with a
+    ``DeprecationWarning``."""
 
-    approx_wait: float
+    approx_wait_s: float
     plain: TokenQueueSimResult | None
     patient: TokenQueueSimResult
+
+    approx_wait = renamed_attribute("approx_wait_s")
 
 
 def traffic_point(approx_wait: float, plan, results) -> TrafficPoint:

@@ -180,3 +180,9 @@ def test_results_read_under_their_old_names_with_a_warning():
     _reads_old_names(cur.exact, [("mean_wait_all", "mean_wait_all_s"),
                                  ("mean_wait_served", "mean_wait_served_s")])
     assert cur.patience_s == 60.0
+    plan = tk.sim_plan(1 / 25, A, C, LOGN, [600.0], 60.0, 0.9)
+    runs = [r] * len(plan)
+    sweep = tk.limit_sim_sweep(plan, runs)
+    _reads_old_names(sweep, [(o, o + "_s") for o in ("plain_wait", "plain_ci", "served_wait",
+                                                     "served_ci")])
+    _reads_old_names(tk.traffic_point(12.5, plan, runs), [("approx_wait", "approx_wait_s")])

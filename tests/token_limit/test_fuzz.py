@@ -357,8 +357,8 @@ def test_token_limit_sweeps(law, a, c, rho, n_max, scv, patience, max_load, tpot
             for i in range(len(plan))]
     sweep = token_limit.limit_sim_sweep(plan, runs)
     assert list(sweep.plain_n) == plain and list(sweep.n) == list(limits)
-    assert list(sweep.plain_wait) == list(range(len(plain)))
-    assert list(sweep.served_wait) == [i + 2 for i in range(len(plain), len(plan))]
+    assert list(sweep.plain_wait_s) == list(range(len(plain)))
+    assert list(sweep.served_wait_s) == [i + 2 for i in range(len(plain), len(plan))]
     one = token_limit.sim_plan(lam, a, c, law, limits[-1:], patience, max_load, stream=99)
     assert {p[2] for p in one} == {99} and len(one) == 1 + (loads[-1] < max_load)
     point = token_limit.traffic_point(approx[-1], one, runs[:len(one)])
