@@ -83,28 +83,36 @@ class TokenQueueSimResult:
 @dataclass(frozen=True)
 class TokenQueueRecords:
     """The sample path of one run, per request (all ``n``, in arrival order, seconds):
-    the gap since the previous arrival (the first: since t = 0, the empty system), the
-    tokens served, the service time a·min(n, n_max) + c, the wait (τ for a request that
-    left) and whether it was served; ``warmup`` requests left out at the start and the
-    patience τ (inf: none)."""
+    the gap since the previous arrival ``gap_s`` (the first: since t = 0, the empty
+    system), the tokens served, the service time a·min(n, n_max) + c ``service_s``, the
+    wait ``wait_s`` (τ for a request that left) and whether it was served; ``warmup``
+    requests left out at the start and the patience τ ``patience_s`` (inf: none).  The
+    names without a unit still read, with a ``DeprecationWarning``."""
 
-    gap: np.ndarray
+    gap_s: np.ndarray
     tokens: np.ndarray
-    service: np.ndarray
-    wait: np.ndarray
+    service_s: np.ndarray
+    wait_s: np.ndarray
     served: np.ndarray             # 1.0 served, 0.0 left after τ
     warmup: int
-    patience: float
+    patience_s: float
 
     @property
-    def arrival(self) -> np.ndarray:
+    def arrival_s(self) -> np.ndarray:
         """Arrival times (s)."""
-        return np.cumsum(self.gap)
+        return np.cumsum(self.gap_s)
 
     @property
-    def latency(self) -> np.ndarray:
-        """Time in system: wait + service for a served request, τ for one that left."""
-        return self.wait + self.served * self.service
+    def latency_s(self) -> np.ndarray:
+        """Time in system: wait + service for a served request, τ for one that left (s)."""
+        return self.wait_s + self.served * self.service_s
+
+    gap = renamed_attribute("gap_s")
+    service = renamed_attribute("service_s")
+    wait = renamed_attribute("wait_s")
+    patience = renamed_attribute("patience_s")
+    arrival = renamed_attribute("arrival_s")
+    latency = renamed_attribute("latency_s")
 
 
 def simulate_token_queue_records(lam, a, c, dist, n_max=None, patience=None, n_jobs=200_000,
@@ -146,9 +154,9 @@ def token_queue_summary(records: TokenQueueRecords) -> TokenQueueSimResult:
     w·1{served} − W̄_s·1{served}), percentiles (``core.stats.percentiles``), the mean
     service and the busy fraction."""
     r = records
-    warmup, n = r.warmup, r.gap.size
+    warmup, n = r.warmup, r.gap_s.size
     counted = n - warmup
-    w, s = r.wait[warmup:], r.served[warmup:]
+    w, s = r.wait_s[warmup:], r.served[warmup:]
     edges = (np.arange(N_GROUPS + 1) * counted // N_GROUPS)[:-1]
     ci_all, reliable = ci95_half_width(np.add.reduceat(w, edges), counted)
     ci_loss, _ = ci95_half_width(np.add.reduceat(1.0 - s, edges), counted)
@@ -158,10 +166,10 @@ def token_queue_summary(records: TokenQueueRecords) -> TokenQueueSimResult:
         resid = w * s - w_served * s
         ci_served, _ = ci95_half_width(np.add.reduceat(resid, edges), counted)
     else:       # every counted request left: the served wait's limit as π → 1 is τ
-        w_served, ci_served = float(r.patience), float("inf")
-    horizon = r.gap[warmup + 1:].sum() if n - warmup > 1 else 0.0
-    busy = float(np.dot(r.service[warmup:], s))
-    latency = w + s * r.service[warmup:]              # lost: τ (the time until leaving)
+        w_served, ci_served = float(r.patience_s), float("inf")
+    horizon = r.gap_s[warmup + 1:].sum() if n - warmup > 1 else 0.0
+    busy = float(np.dot(r.service_s[warmup:], s))
+    latency = w + s * r.service_s[warmup:]              # lost: τ (the time until leaving)
     ci_latency, _ = ci95_half_width(np.add.reduceat(latency, edges), counted)
     mean_latency = float(latency.mean())
     p50, p95, p99 = percentiles(latency)
@@ -170,7 +178,7 @@ def token_queue_summary(records: TokenQueueRecords) -> TokenQueueSimResult:
         mean_wait_served_s=w_served,
         ci95_wait_served_s=float(ci_served * counted / max(n_served, 1.0)),
         loss_fraction=float(1.0 - s.mean()), ci95_loss=ci_loss,
-        mean_service_s=float(r.service[warmup:].mean()),
+        mean_service_s=float(r.service_s[warmup:].mean()),
         utilization=float(min(1.0, busy / horizon)) if horizon > 0 else 1.0,
         n_jobs=int(counted), ci_reliable=reliable, mean_latency_s=mean_latency,
         ci95_s=ci_latency, p50_s=float(p50), p95_s=float(p95), p99_s=float(p99))

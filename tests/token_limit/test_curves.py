@@ -186,3 +186,7 @@ def test_results_read_under_their_old_names_with_a_warning():
     _reads_old_names(sweep, [(o, o + "_s") for o in ("plain_wait", "plain_ci", "served_wait",
                                                      "served_ci")])
     _reads_old_names(tk.traffic_point(12.5, plan, runs), [("approx_wait", "approx_wait_s")])
+    rec = tk.simulate_token_queue_records(0.2, A, C, tl.uniform(0, 1000), 400, 20.0,
+                                          n_jobs=500, seed=2)
+    _reads_old_names(rec, [(o, o + "_s") for o in ("gap", "service", "wait", "patience",
+                                                   "arrival", "latency")])

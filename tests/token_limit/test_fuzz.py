@@ -297,9 +297,9 @@ def test_simulate_token_queue(law, a, c, n_max, patience, rho, n_jobs, warmup, s
             assert r.mean_wait_all_s <= patience * (1 + 1e-9)
         rec = tl_sim.simulate_token_queue_records(**args)     # the same run, as records
         assert tl_sim.token_queue_summary(rec) == r
-        assert set(np.unique(rec.served)) <= {0.0, 1.0} and np.all(rec.wait <= rec.patience)
-        assert close(rec.latency, rec.wait + rec.served * rec.service, 0)
-        assert close(rec.arrival[-1], rec.gap.sum(), 1e-9)
+        assert set(np.unique(rec.served)) <= {0.0, 1.0} and np.all(rec.wait_s <= rec.patience_s)
+        assert close(rec.latency_s, rec.wait_s + rec.served * rec.service_s, 0)
+        assert close(rec.arrival_s[-1], rec.gap_s.sum(), 1e-9)
         for f in (token_limit.simulate_token_queue, tl_sim.simulate_token_queue_records,
                   tl_sim.token_queue_summary):
             tally(f)
