@@ -33,7 +33,8 @@ class Field:
     ``domain`` is the engine's declaration of the parameter the input stands for
     (``engine.core.domains``): ``low``/``high`` default to its bounds and must lie
     inside it, so a page never offers a value the engine refuses.  ``aliases`` are
-    older URL keys of the same input, still accepted when a link is opened.
+    older URL keys of the same input, still accepted when a link is opened;
+    ``old_values`` maps a choice's former wording to its present one (a link made before).
     """
     key: str
     default: object
@@ -43,6 +44,7 @@ class Field:
     choices: tuple | None = None
     domain: object = None                # an engine Domain, or None
     aliases: tuple = ()
+    old_values: tuple = ()               # (former wording, present wording) pairs
 
     def __post_init__(self):
         if self.domain is None:
@@ -65,7 +67,7 @@ class Field:
                 return False
             raise ValueError("expected true or false")
         if self.kind is str:
-            value = raw
+            value = dict(self.old_values).get(raw, raw)
         else:
             try:
                 value = float(raw)

@@ -24,7 +24,8 @@ GPU_PRICE = share.Field("gpu_usd_h", 2.5, float, 0.0, 1e3, domain=PRICE)
 POWER_PRICE = share.Field("usd_kwh", 0.15, float, 0.0, 100.0, domain=PRICE)
 SIMULATE = share.Field("simulate", False, bool)
 PREFERRED_FIELD = share.Field("preferred", 32, int, 1, 4096, domain=PREFERRED)
-VIEW = share.Field("view", views.LATENCY, str, choices=views.VIEWS)
+VIEW = share.Field("view", views.LATENCY, str, choices=views.VIEWS,
+                   old_values=(("Utilisation & energy", views.ENERGY),))
 IMAGE = share.Field("img", "png", str, choices=("png", "svg"))
 FIELDS = [PRESET, LOAD_MODE, RHO_FIELD, RATE, CAP_BATCH, B_MAX_FIELD, SLA, GPU_PRICE,
           POWER_PRICE, SIMULATE, PREFERRED_FIELD, VIEW, IMAGE, *arrivals_input.FIELDS]

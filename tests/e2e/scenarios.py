@@ -17,7 +17,7 @@ class PageSpec:
 
 PAGES = [
     PageSpec("batching", "gpu-batching", "GPU dynamic batching",
-             "Normalised load ρ = λα", "rho", view="Utilisation & energy"),
+             "Normalised load ρ = λα", "rho", view="Utilization & energy"),
     PageSpec("token_limit", "llm-token-limits", "LLM token limits", "log-mean μ (log tokens)",
              "log_mean"),
     PageSpec("llm_batching", "llm-batching", "LLM batching strategies",

@@ -190,3 +190,11 @@ def test_every_home_example_is_a_valid_link_to_its_page():
         by_key = {f.key: f for f in fields}
         for key, raw in parse_qsl(link.query_string):
             by_key[key].parse(raw)                 # KeyError or ValueError: a broken example
+
+
+def test_a_link_made_before_a_choice_was_reworded_still_opens_it():
+    """The GPU page's view "Utilisation & energy" is now spelled "Utilization & energy":
+    a link with the old wording opens the view, without a warning."""
+    at = pagetest.open_page(pagetest.script("batching"), {"view": "Utilisation & energy"})
+    assert at.session_state["view"] == "Utilization & energy"
+    assert not [w for w in at.warning if "view" in w.value]
