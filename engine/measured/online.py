@@ -243,21 +243,14 @@ class OnlineComparison:
     latency_error: np.ndarray
     prediction: OnlinePrediction
 
-    @property
-    def median_abs_throughput_error(self) -> float:
-        return float(np.median(np.abs(self.throughput_error)))
-
-    @property
-    def max_abs_throughput_error(self) -> float:
-        return float(np.max(np.abs(self.throughput_error)))
-
-    @property
-    def median_abs_latency_error(self) -> float:
-        return float(np.median(np.abs(self.latency_error)))
-
-    @property
-    def max_abs_latency_error(self) -> float:
-        return float(np.max(np.abs(self.latency_error)))
+    median_abs_throughput_error = property(lambda self: _abs_median(self.throughput_error),
+        doc="Median |throughput error| over the concurrencies.")
+    max_abs_throughput_error = property(lambda self: _abs_max(self.throughput_error),
+        doc="Max |throughput error| over the concurrencies.")
+    median_abs_latency_error = property(lambda self: _abs_median(self.latency_error),
+        doc="Median |latency error| over the concurrencies.")
+    max_abs_latency_error = property(lambda self: _abs_max(self.latency_error),
+        doc="Max |latency error| over the concurrencies.")
 
     @property
     def worst_throughput(self) -> tuple[float, float]:
@@ -268,6 +261,14 @@ class OnlineComparison:
     def worst_latency(self) -> tuple[float, float]:
         """(largest |mean latency error|, the concurrency where it is)."""
         return _worst(self.concurrency, self.latency_error)
+
+
+def _abs_median(errors) -> float:
+    return float(np.median(np.abs(errors)))
+
+
+def _abs_max(errors) -> float:
+    return float(np.max(np.abs(errors)))
 
 
 def _worst(n, errors) -> tuple[float, float]:
@@ -366,21 +367,14 @@ class ModelAnalyzerComparison:
     tau0_ms: float
     assumptions: tuple = MA_ASSUMPTIONS
 
-    @property
-    def median_abs_throughput_error(self) -> float:
-        return float(np.median(np.abs(self.throughput_error)))
-
-    @property
-    def max_abs_throughput_error(self) -> float:
-        return float(np.max(np.abs(self.throughput_error)))
-
-    @property
-    def median_abs_p99_error(self) -> float:
-        return float(np.median(np.abs(self.p99_error)))
-
-    @property
-    def max_abs_p99_error(self) -> float:
-        return float(np.max(np.abs(self.p99_error)))
+    median_abs_throughput_error = property(lambda self: _abs_median(self.throughput_error),
+        doc="Median |throughput error| over the concurrencies.")
+    max_abs_throughput_error = property(lambda self: _abs_max(self.throughput_error),
+        doc="Max |throughput error| over the concurrencies.")
+    median_abs_p99_error = property(lambda self: _abs_median(self.p99_error),
+        doc="Median |p99 error| over the concurrencies.")
+    max_abs_p99_error = property(lambda self: _abs_max(self.p99_error),
+        doc="Max |p99 error| over the concurrencies.")
 
     @property
     def worst_throughput(self) -> tuple[float, float]:
