@@ -62,32 +62,32 @@ def rates(spec: GpuSpec, workload_id: str, K: int, units: int,
 
 
 @memo(CACHE_SIZE)
-def model(r: pl.PipelineRates, blocking: str) -> pl.BlockingTandem:
-    """The tandem of these rates (``engine.pipeline.BlockingTandem``): every call below
+def model(r: pl.PipelineRates, blocking: str) -> pl.Tandem:
+    """The tandem of these rates (``engine.pipeline.Tandem``): every call below
     is one of its methods, memoised on it."""
-    return pl.BlockingTandem.from_rates(r, blocking)
+    return pl.Tandem.from_rates(r, blocking)
 
 
 @memo(CACHE_SIZE)
-def phases(m: pl.BlockingTandem) -> int:
+def phases(m: pl.Tandem) -> int:
     """Phase count N of the exact solve (its cost grows as N³): small wherever the
     compute units provably never all fill."""
     return m.n_phases
 
 
 @memo(CACHE_SIZE)
-def capacity(m: pl.BlockingTandem) -> float:
+def capacity(m: pl.Tandem) -> float:
     return m.capacity_per_ms
 
 
 @memo(256)
 @long_running
-def _chunk(lam: tuple, m: pl.BlockingTandem) -> pl.Tandem:
+def _chunk(lam: tuple, m: pl.Tandem) -> pl.TandemMeasures:
     return m.exact(np.array(lam))
 
 
 @memo(CACHE_SIZE)
-def curves(m: pl.BlockingTandem, bar=None) -> pl.TandemCurves:
+def curves(m: pl.Tandem, bar=None) -> pl.TandemCurves:
     """Exact curve on ``N_POINTS`` loads below capacity (solved in ``N_CHUNKS`` memoised
     calls, the bar moving between them) and the naive decomposition on a dense grid
     (``engine.pipeline.curves``)."""
@@ -100,18 +100,18 @@ def curves(m: pl.BlockingTandem, bar=None) -> pl.TandemCurves:
 
 
 @memo(256)
-def point(lam, m: pl.BlockingTandem) -> pl.Tandem:
+def point(lam, m: pl.Tandem) -> pl.TandemMeasures:
     return m.exact(lam)
 
 
 @memo(256)
-def point_naive(lam, m: pl.BlockingTandem) -> pl.Tandem:
+def point_naive(lam, m: pl.Tandem) -> pl.TandemMeasures:
     """The naive decomposition at one load (blocking does not enter it)."""
     return m.naive(lam)
 
 
 @memo(256)
-def operating(r: pl.PipelineRates, m: pl.BlockingTandem, lam: float) -> pl.OperatingPoint:
+def operating(r: pl.PipelineRates, m: pl.Tandem, lam: float) -> pl.OperatingPoint:
     """Each stage at load ``lam`` (per ms): busy, blocked, contents (exact tandem)."""
     return pl.operating_point(r, lam, point(lam, m), capacity(m))
 
@@ -124,18 +124,18 @@ def load(cap: float, mode: str, frac: float, rate_per_s: float) -> float:
 
 @memo(512)
 @heavy
-def _sim_point(lam, m: pl.BlockingTandem, n_jobs, i, arrivals=POISSON):
+def _sim_point(lam, m: pl.Tandem, n_jobs, i, arrivals=POISSON):
     return m.simulate(lam, n_jobs, seed=np.random.SeedSequence([SEED, i]),
                       **arrivals.keywords_at(lam))
 
 
-def sim_at(lam, m: pl.BlockingTandem, arrivals) -> pl.TandemSimResult:
+def sim_at(lam, m: pl.Tandem, arrivals) -> pl.TandemSimResult:
     """One simulated run at the chosen load ``lam`` (per ms) under ``arrivals``."""
     return _sim_point(lam, m, SIM_JOBS, AT_STREAM, arrivals)
 
 
 @memo(CACHE_SIZE)
-def sim_sweep(m: pl.BlockingTandem, bar=None, arrivals=POISSON) -> pl.TandemSimSweep:
+def sim_sweep(m: pl.Tandem, bar=None, arrivals=POISSON) -> pl.TandemSimSweep:
     """Simulated points at ``SIM_FRACTIONS`` of the exact capacity under ``arrivals`` (an
     ``ArrivalChoice``), one memoised run each."""
     lam = pl.loads_at_fractions_per_ms(capacity(m), SIM_FRACTIONS)
@@ -145,7 +145,7 @@ def sim_sweep(m: pl.BlockingTandem, bar=None, arrivals=POISSON) -> pl.TandemSimS
 
 
 @memo(CACHE_SIZE)
-def _family(vary: str, m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
+def _family(vary: str, m: pl.Tandem, bar=None) -> pl.CapacityFamily:
     """Exact capacity as K (or c) varies, each value one memoised solve."""
     cases = m.family_cases(vary, N_LIMIT)
     caps = over_points(capacity, [(replace(m, K=k, c=u),) for k, u in cases], bar,
@@ -153,17 +153,17 @@ def _family(vary: str, m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
     return pl.capacity_family(vary, cases, caps)
 
 
-def k_family(m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
+def k_family(m: pl.Tandem, bar=None) -> pl.CapacityFamily:
     return _family("K", m, bar)
 
 
-def c_family(m: pl.BlockingTandem, bar=None) -> pl.CapacityFamily:
+def c_family(m: pl.Tandem, bar=None) -> pl.CapacityFamily:
     """Capacity vs the number of modelled units, each as fast as now (more hardware)."""
     return _family("c", m, bar)
 
 
 @memo(CACHE_SIZE)
-def what_if(m: pl.BlockingTandem) -> dict:
+def what_if(m: pl.Tandem) -> dict:
     """Capacity (per ms) with a bigger buffer or more units (same per-unit rate);
     None where the phase space is beyond ``N_LIMIT``."""
     return m.what_if_capacities(N_LIMIT)

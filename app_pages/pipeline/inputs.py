@@ -86,7 +86,7 @@ class Scenario:
 
     @property
     def model(self):
-        """The scenario's tandem (``engine.pipeline.BlockingTandem``), every chart's
+        """The scenario's tandem (``engine.pipeline.Tandem``), every chart's
         memoised calls are its methods."""
         return data.model(self.rates, self.blocking)
 

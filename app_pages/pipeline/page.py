@@ -56,7 +56,7 @@ def run():
     share.publish(FIELDS)
 
 
-def solve(sc: Scenario, m: pl.BlockingTandem) -> pl.TandemCurves:
+def solve(sc: Scenario, m: pl.Tandem) -> pl.TandemCurves:
     """The exact curve (and the simulated points) with progress bars, memoised."""
     bar = LazyProgress("Solving the exact tandem…")
     cv = data.curves(m, bar=bar)

@@ -13,7 +13,7 @@ from ..core.domains import PIPE_LOAD_FRACTION, RATE_PER_S
 from ..core.renamed import REMOVED_IN, renamed_attribute
 from ..core.units import MS_PER_S, per_ms_from_per_s, per_s_from_per_ms  # noqa: F401
 from .specs import PipelineRates
-from .exact import Tandem
+from .exact import TandemMeasures
 
 STAGES = ("CPU + host link", "GPU global memory", "Compute units")
 
@@ -139,7 +139,7 @@ class OperatingPoint:
         return -self.gain_over_slowest
 
 
-def operating_point(rates: PipelineRates, lam_per_ms: float, exact: Tandem,
+def operating_point(rates: PipelineRates, lam_per_ms: float, exact: TandemMeasures,
                     capacity_per_ms: float) -> OperatingPoint:
     """Utilization, blocking and contents of each stage at ``lam_per_ms`` (jobs per ms),
     read from the exact tandem at that load and the exact capacity.  A stage's

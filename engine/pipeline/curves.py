@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.domains import PIPE_C, PIPE_K
 from .checks import single_integer
-from .exact import Tandem, capacity, solve_phases
+from .exact import TandemMeasures, capacity, solve_phases
 
 EXACT_FRACTIONS = (0.02, 0.98)     # the exact curve: from 2 % to 98 % of λ*
 NAIVE_X_MAX = 1.15                 # the naive decomposition runs to 1.15 λ*
@@ -40,12 +40,12 @@ def loads_at_fractions_per_ms(capacity_per_ms: float, fractions) -> tuple[float,
     return tuple(float(f) * float(capacity_per_ms) for f in fractions)
 
 
-def joined_tandem(parts) -> Tandem:
-    """One ``Tandem`` of the measures of ``parts`` (each a ``Tandem`` on consecutive
-    loads), concatenated in order."""
+def joined_tandem(parts) -> TandemMeasures:
+    """One ``TandemMeasures`` of the measures of ``parts`` (each a ``TandemMeasures`` on
+    consecutive loads), concatenated in order."""
     parts = list(parts)
-    return Tandem(*(np.concatenate([np.atleast_1d(getattr(p, f)) for p in parts])
-                    for f in Tandem.__dataclass_fields__))
+    return TandemMeasures(*(np.concatenate([np.atleast_1d(getattr(p, f)) for p in parts])
+                            for f in TandemMeasures.__dataclass_fields__))
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,13 @@ class TandemCurves:
     denser grid to ``NAIVE_X_MAX``·λ*; loads per ms."""
 
     lam_per_ms: np.ndarray         # the exact curve's loads
-    exact: Tandem
+    exact: TandemMeasures
     lam_dense_per_ms: np.ndarray   # the naive decomposition's loads
-    naive: Tandem
+    naive: TandemMeasures
     capacity_per_ms: float         # λ* (exact)
 
 
-def tandem_curves(chunks, parts, naive: Tandem, lam_dense_per_ms,
+def tandem_curves(chunks, parts, naive: TandemMeasures, lam_dense_per_ms,
                   capacity_per_ms: float) -> TandemCurves:
     """``TandemCurves`` from the exact pieces ``parts`` solved at the load ``chunks``
     (``exact_load_chunks_per_ms``) and the naive decomposition at ``lam_dense_per_ms``."""

@@ -18,7 +18,7 @@ _CHUNK_ELEMENTS = 6_000_000   # batch points per dense solve: P·N² at most thi
 
 
 @dataclass(frozen=True)
-class Tandem:
+class TandemMeasures:
     """Stationary measures of the CPU → memory → compute-unit tandem (broadcast arrays).
 
     ``w_*`` by Little's law from ``l_*`` and ``throughput``; the CPU's time
@@ -50,7 +50,8 @@ class Tandem:
         return self.w_cpu + self.w_mem + self.w_cu
 
 
-def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", *, method="auto") -> Tandem:
+def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", *,
+           method="auto") -> TandemMeasures:
     """Exact stationary solution of the blocking tandem (matrix-geometric).
 
     ``lam``, ``mu_cpu``, ``mu_mem``, ``mu_cu`` (jobs per time unit) broadcast;
@@ -96,7 +97,7 @@ def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", *, method="auto"
     # time fractions: rounding of the solves can leave -1e-25 where one is 0
     blocked = [np.clip(out[f"p_{s}_blocked"], 0.0, 1.0) for s in ("cpu", "mem")]
     res = [stable, out["cap"], thr, out["l_cpu"], out["l_mem"], out["l_cu"], *w, *blocked]
-    return Tandem(*(np.asarray(x).reshape(shape)[()] for x in res))
+    return TandemMeasures(*(np.asarray(x).reshape(shape)[()] for x in res))
 
 
 def _fill(ph: Phases, lam, rates, sel, out, solver) -> None:
@@ -121,7 +122,7 @@ def _fill(ph: Phases, lam, rates, sel, out, solver) -> None:
             out[k][zero] = 0.0
 
 
-def tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c) -> Tandem:
+def tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c) -> TandemMeasures:
     """The naive decomposition: M/M/1 CPU, M/M/1/K memory, M/M/c/c compute units.
 
     Each station sees Poisson arrivals and ignores blocking: the memory stage
@@ -145,7 +146,7 @@ def tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c) -> Tandem:
     res = [stable, mu_cpu * np.ones(stable.shape), cu.throughput, cpu.L, mem.L, cu.L,
            cpu.W, mem.W, cu.W, mem.p_block, cu.p_block]
     res = [np.broadcast_to(x, np.broadcast(*res).shape) for x in res]
-    return Tandem(*(np.array(x)[()] for x in res))
+    return TandemMeasures(*(np.array(x)[()] for x in res))
 
 
 def capacity(mu_cpu, mu_mem, mu_cu, K, c, blocking="before"):

@@ -1,11 +1,14 @@
 """The frozen model object of the CPU → GPU memory → compute-unit tandem (numpy.polynomial's
-class layer over the module functions): ``BlockingTandem`` binds the three stage rates
+class layer over the module functions): ``Tandem`` binds the three stage rates
 (jobs per ms), the room K in GPU memory, the c compute units and the blocking rule, and
 its methods give the exact answers (the matrix-geometric ``tandem``, the capacity
 θA2·1, the naive decomposition, the operating point, the what-ifs) and a simulated
 run, each the module function of the same name.
 
-(``engine.pipeline.Tandem`` keeps its old meaning, the exact solution's measures.)
+``Tandem`` is the model, like ``batching.DynamicBatching``; the exact solution's measures
+are ``exact.TandemMeasures`` (the class that was called ``Tandem`` before).  The model's
+old name ``BlockingTandem`` still reads from ``engine.pipeline`` for one release, with a
+``DeprecationWarning``.
 """
 from __future__ import annotations
 
@@ -15,16 +18,16 @@ from ..core.domains import PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
 from .answers import OperatingPoint, operating_point
 from .checks import blocking_rule, single_integer
 from .curves import family_cases, what_if_capacities
-from .exact import Tandem, capacity, solve_phases, tandem, tandem_independent
+from .exact import TandemMeasures, capacity, solve_phases, tandem, tandem_independent
 from .sim import TandemSimResult, simulate_tandem
 from .specs import PipelineRates
 
 
 @dataclass(frozen=True)
-class BlockingTandem:
+class Tandem:
     """The blocking tandem of May & Voigt (2010) with its parameters bound.
 
-    >>> m = BlockingTandem(1.0, 2.0, 0.1, K=8, c=16)
+    >>> m = Tandem(1.0, 2.0, 0.1, K=8, c=16)
     >>> bool(m.capacity_per_ms < min(1.0, 2.0, 16 * 0.1))
     True
     >>> m.n_phases
@@ -47,7 +50,7 @@ class BlockingTandem:
         blocking_rule(self.blocking)
 
     @classmethod
-    def from_rates(cls, rates: PipelineRates, blocking: str = "before") -> BlockingTandem:
+    def from_rates(cls, rates: PipelineRates, blocking: str = "before") -> Tandem:
         """The tandem of spec-based ``rates`` (``rates_from_specs``)."""
         return cls(float(rates.mu_cpu), float(rates.mu_mem), float(rates.mu_cu), int(rates.K),
                    int(rates.c), blocking)
@@ -68,11 +71,11 @@ class BlockingTandem:
         """Phases of the exact solve (its cost grows as their cube; ``solve_phases``)."""
         return solve_phases(*self.args)
 
-    def exact(self, lam_per_ms) -> Tandem:
+    def exact(self, lam_per_ms) -> TandemMeasures:
         """The exact stationary measures at the loads ``lam_per_ms`` (``exact.tandem``)."""
         return tandem(lam_per_ms, *self.args)
 
-    def naive(self, lam_per_ms) -> Tandem:
+    def naive(self, lam_per_ms) -> TandemMeasures:
         """The naive decomposition into independent stations (``tandem_independent``)."""
         return tandem_independent(lam_per_ms, *self.args[:5])
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from ..core.domains import (PARALLEL_FRACTION, PIPE_C, PIPE_FLOPS_PER_BYTE, PIPE_JOB_SIZE_BYTES,
                             PIPE_K, PIPE_SPEEDUP, REUSE_FACTOR)
 from .checks import single_integer
-from .exact import Tandem, tandem
+from .exact import TandemMeasures, tandem
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class PipelineRates:
     flops_per_job: float
     mem_traffic_bytes_per_job: float
 
-    def tandem(self, lam_per_ms, blocking="before") -> Tandem:
+    def tandem(self, lam_per_ms, blocking="before") -> TandemMeasures:
         """The exact tandem of these rates at arrival rates ``lam_per_ms`` (jobs per ms)."""
         return tandem(lam_per_ms, self.mu_cpu, self.mu_mem, self.mu_cu, self.K, self.c, blocking)
 

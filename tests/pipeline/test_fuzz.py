@@ -379,7 +379,7 @@ def test_pipeline_curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_points, n
              for ch in chunks if ch]
     whole = pipeline.tandem(np.array(flat), mu_cpu, mu_mem, mu_cu, K, c, blocking)
     joined = curves.joined_tandem(parts)
-    for field in pipeline.Tandem.__dataclass_fields__:
+    for field in pipeline.TandemMeasures.__dataclass_fields__:
         assert close(getattr(joined, field), getattr(whole, field), 1e-9), field
     naive = pipeline.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
     cv = curves.tandem_curves(chunks, parts, naive, dense, cap)
@@ -439,9 +439,9 @@ def test_pipeline_curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_points, n
 @given(valid(PIPE_MU_CPU), valid(PIPE_MU_MEM), valid(PIPE_MU_CU), st.integers(1, 4),
        st.integers(1, 4), st.sampled_from(pipeline.BLOCKING), loads(), st.data())
 def test_pipeline_model(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
-    """BlockingTandem: each method answers as the module function of its name with the
+    """Tandem: each method answers as the module function of its name with the
     object's rates, K, c and blocking rule; bad fields named."""
-    m = pipeline.BlockingTandem(mu_cpu, mu_mem, mu_cu, K, c, blocking)
+    m = pipeline.Tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking)
     args = (mu_cpu, mu_mem, mu_cu, K, c, blocking)
     assert m.args == args
     cap = float(pipeline.capacity(*args))
@@ -449,12 +449,12 @@ def test_pipeline_model(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
     lam = at_load(rho, cap)
     for got, want in ((m.exact(lam), pipeline.tandem(lam, *args)),
                       (m.naive(lam), pipeline.tandem_independent(lam, *args[:5]))):
-        for field in pipeline.Tandem.__dataclass_fields__:
+        for field in pipeline.TandemMeasures.__dataclass_fields__:
             assert close(getattr(got, field), getattr(want, field), 0), field
     assert m.what_if_capacities(81) == pipeline.what_if_capacities(*args, 81)
     assert m.family_cases("c", 40) == pipeline.family_cases("c", K, c, *args[:3], blocking, 40)
     rates = pipeline.PipelineRates(mu_cpu, mu_mem, mu_cu, K, c, 1e9, 2e6)
-    assert pipeline.BlockingTandem.from_rates(rates, blocking) == m
+    assert pipeline.Tandem.from_rates(rates, blocking) == m
     x = float(lam[0]) if np.isfinite(lam[0]) else 0.5 * cap
     assert m.operating_point(rates, x) == pipeline.operating_point(
         rates, x, pipeline.tandem(x, *args), cap)
@@ -464,8 +464,8 @@ def test_pipeline_model(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
                                      "blocking"]))
     fields = dict(zip(("mu_cpu_per_ms", "mu_mem_per_ms", "mu_cu_per_ms", "K", "c", "blocking"),
                       args))
-    raises_naming(bad, pipeline.BlockingTandem, **{**fields, bad: -1.0})
-    tally(pipeline.BlockingTandem)
+    raises_naming(bad, pipeline.Tandem, **{**fields, bad: -1.0})
+    tally(pipeline.Tandem)
 
 
 # ============================================================ every public function has a case
@@ -482,7 +482,7 @@ FUZZED = {
         "tandem_independent": test_pipeline_stations,
         "tandem": test_pipeline_tandem, "capacity": test_pipeline_tandem,
         "solve_phases": test_pipeline_tandem,
-        "Tandem": (test_pipeline_tandem, "tandem")},
+        "TandemMeasures": (test_pipeline_tandem, "tandem")},
     chain: {
         "log_all_units_busy_bound": test_pipeline_capacity_never_exceeds_a_stage,
         "units_never_all_busy": test_pipeline_capacity_never_exceeds_a_stage,
@@ -507,7 +507,7 @@ FUZZED = {
         "Traffic": (test_pipeline_answers, "traffic"),
         "traffic_at_loads": test_pipeline_curves, "load_per_ms": test_pipeline_curves,
         "slowest_rate_per_ms": test_pipeline_curves, "relative_change": test_pipeline_curves},
-    model: {"BlockingTandem": test_pipeline_model},
+    model: {"Tandem": test_pipeline_model},
     curves: {
         "exact_load_chunks_per_ms": test_pipeline_curves, "naive_loads_per_ms": test_pipeline_curves,
         "loads_at_fractions_per_ms": test_pipeline_curves, "joined_tandem": test_pipeline_curves,
