@@ -5,7 +5,7 @@ themselves where closed, values just inside open bounds, tiny and huge
 magnitudes, ``inf`` where admitted); ``invalid(domain)`` draws values the
 domain rejects (below ``low``, above ``high``, open bounds, NaN, -inf, +inf
 where not admitted, non-integers for integer domains, non-numbers).  Both read
-only the ``Domain`` declaration (engine/core/domains.py), so a changed domain changes
+only the ``Domain`` declaration (engine/core/domains/), so a changed domain changes
 what the fuzz tests try.
 
 Loads are drawn as ρ, a fraction of a model's capacity, so stable and unstable
