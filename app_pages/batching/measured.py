@@ -158,9 +158,23 @@ def narrowing_sentence(without, with_file=None) -> str:
     """How much a breakdown run narrows the prediction at the highest concurrency: the
     band of the unknown GPU share (``without``'s), and the point ``with_file`` gives."""
     p = without.prediction
+    n = without.concurrency[-1]
+    if p.throughput_without_knee_per_s is not None:
+        text = (f"The knee's reading (the GPU's time flat below b ≈ {p.knee_batch:.3g}, the "
+                f"slope there transfer) gives {p.throughput_per_s[-1]:,.0f}/s at N = {n:g}; "
+                f"if that slope is GPU work instead, the line's reading gives "
+                f"{p.throughput_without_knee_per_s[-1]:,.0f}/s.")
+        if with_file is not None:
+            q = with_file.prediction
+            kept = "kept" if q.knee_batch is not None else "set aside"
+            return text + (f" The breakdown run's compute infer tells them apart: the knee "
+                           f"is {kept}, {q.throughput_per_s[-1]:,.0f}/s (measured "
+                           f"{with_file.measured_throughput_per_s[-1]:,.0f}/s).")
+        return text + (" One perf_analyzer run at concurrency 2 with its server-side "
+                       "breakdown tells them apart (its compute infer is the GPU time of a "
+                       "small batch): upload it below.")
     if p.throughput_low_per_s is None:
         return ""
-    n = without.concurrency[-1]
     low, high = p.throughput_low_per_s[-1], p.throughput_high_per_s[-1]
     point = p.throughput_per_s[-1]
     text = (f"Without a breakdown run the GPU share is unknown: at N = {n:g} the throughput "
@@ -198,6 +212,9 @@ def error_table(comp, p99_ms=None) -> pd.DataFrame:
         table["predicted throughput, γ = 1 (requests/s)"] = rounded(p.throughput_low_per_s, 1)
         table[f"predicted throughput, γ ≤ 1/{p.instances} (requests/s)"] = rounded(
             p.throughput_high_per_s, 1)
+    if p.throughput_without_knee_per_s is not None:
+        table["predicted throughput, the line's reading (requests/s)"] = rounded(
+            p.throughput_without_knee_per_s, 1)
     if p99_ms is not None:
         table["measured p99 latency (ms)"] = p99_ms
     return pd.DataFrame(table)

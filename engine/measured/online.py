@@ -112,6 +112,8 @@ class OnlinePrediction:
     assumed: tuple = ()                 # plain sentences: terms assumed
     throughput_low_per_s: np.ndarray | None = None   # γ = 1 (where γ is not measured)
     throughput_high_per_s: np.ndarray | None = None  # γ ≤ 1/K
+    throughput_without_knee_per_s: np.ndarray | None = None  # the line's reading (a knee
+    #                                   found, no breakdown run to confirm it)
 
     @property
     def band_fraction(self) -> np.ndarray | None:
@@ -165,6 +167,12 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
                 int(m), alpha, t.gpu_floor_ms, b_max, theta, k, KNEE_BATCHES,
                 np.random.default_rng([SIM_SEED, int(m)]), t.instance_ms_per_input)
                 for m in n])
+            if breakdown is None:               # the other reading, beside it
+                line = identify_online_terms(profile, k, use_knee=False)
+                s = line.sharing_factor
+                extra["throughput_without_knee_per_s"] = 1000.0 * _throughput_per_ms(
+                    n, line.alpha_ms * s, line.tau0_ms * s, b_max, line.transfer_ms, k,
+                    BAND_BATCHES)[0]
             return OnlinePrediction(
                 n_clients=n, throughput_per_s=1000.0 * per_ms,
                 mean_latency_ms=n / per_ms, alpha_ms=alpha, tau0_ms=tau0, r2=r2,
@@ -191,7 +199,7 @@ def _throughput_per_ms(n: np.ndarray, alpha, tau0, b_max, theta, instances,
     """Closed-loop throughput (per ms) at each concurrency and how it was found: the exact
     model wherever it is exact, the simulator (seeded by N) where ``closed_loop`` would
     only approximate (several instances with a front-end time)."""
-    loop = closed_loop(n, alpha, tau0, b_max=b_max, think_time=theta, instances=instances)
+    loop = closed_loop(n, alpha, tau0, b_max=b_max, think_time_ms=theta, instances=instances)
     per_ms = np.array(loop.throughput_per_ms, dtype=float)
     methods = np.broadcast_to(np.asarray(loop.method), n.shape)
     approximate = np.char.startswith(methods.astype(str), "approximation")

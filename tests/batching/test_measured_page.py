@@ -352,4 +352,18 @@ def test_a_table_with_a_knee_says_the_gpu_time_was_identified():
     text = measured.terms_text(comp)
     assert "GPU batch time g(b) = max(4.8, 0.3·b) ms" in text
     assert "**Terms assumed**" in text and "serial transfer t_x" in text
-    assert measured.narrowing_sentence(comp) == ""
+    assert "framework tables" in text                   # the knee's own assumption, said
+    # the line's reading beside the knee's, in the sentence and the table, until a
+    # breakdown run tells them apart
+    p = comp.prediction
+    said = measured.narrowing_sentence(comp)
+    assert f"gives {p.throughput_per_s[-1]:,.0f}/s at N = 256" in said
+    assert f"the line's reading gives {p.throughput_without_knee_per_s[-1]:,.0f}/s" in said
+    assert "upload it below" in said
+    column = measured.error_table(comp)["predicted throughput, the line's reading (requests/s)"]
+    assert column.tolist() == pytest.approx(p.throughput_without_knee_per_s.tolist(), abs=0.05)
+    told = compare_profile_online(profile, sweep, breakdown=read_server_breakdown(
+        "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,"
+        "Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv\n"
+        "2,300,0,1800,0,0,4800,0,0\n"))
+    assert "the knee is kept" in measured.narrowing_sentence(comp, told)

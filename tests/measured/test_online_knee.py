@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from engine.measured import (compare_online, identify_online_terms, predict_online,
-                             read_batch_profile, read_batch_profiles)
+                             predict_profile_online, read_batch_profile,
+                             read_batch_profiles, read_server_breakdown)
 from engine.measured.online_knee import _gpu_knee, _gpu_loop_per_ms
 from tests.real_data import real_file
 
@@ -209,3 +210,76 @@ def test_the_pytorch_pair_shows_no_knee():
         assert knee.p_value > 0.05 or "does not grow" in knee.reason, profile.label
         terms = identify_online_terms(profile, 2)
         assert terms.knee_batch is None and "GPU share γ" in terms.assumed[0]
+
+
+FRAMEWORK_TABLES = "batch_dle_resnet50_tf_by_batch.csv"
+
+
+def test_the_knee_misreads_tables_without_transfer():
+    """NVIDIA's framework tables (TensorFlow's own benchmark: no HTTP, no serial transfer of
+    the inputs) hold the knee's one structural assumption to account: there the slope below
+    any knee is GPU work, so a knee that reads it as transfer overstates the GPU's capacity.
+    Of the 13 tables, 5 have a knee; 4 of those put 1/α_g at 2.2-15× the table's own peak
+    throughput (the numbers docs/models/measured.md and the page's sentence quote), the
+    fifth (T4, mixed precision + XLA: t_x ≈ 0) at its peak.  Each such prediction carries
+    the line's reading beside it and says so among its assumptions."""
+    profiles = read_batch_profiles(real_file(FRAMEWORK_TABLES))
+    assert len(profiles) == 13
+    ratios = {}
+    for p in profiles:
+        k = _gpu_knee(p.batch_size, p.batch_time_ms, p.throughput_per_s)
+        if k.found:
+            ratios[p.label] = 1000.0 / k.gpu_alpha_ms / p.throughput_per_s.max()
+    assert len(ratios) == 5
+    high = sorted(r for r in ratios.values() if r > 1.5)
+    assert len(high) == 4
+    assert high[0] == pytest.approx(2.15, abs=0.05) and high[-1] == pytest.approx(14.9, abs=0.1)
+    assert min(ratios.values()) == pytest.approx(1.02, abs=0.02)
+    worst = max(ratios, key=ratios.get)
+    shown = predict_profile_online(next(p for p in profiles if p.label == worst), [64, 256],
+                                   instances=2, b_max=128)
+    assert shown.knee_batch is not None
+    assert shown.throughput_without_knee_per_s is not None
+    assert np.all(shown.throughput_without_knee_per_s < shown.throughput_per_s / 3)
+    assert any("2.2-15×" in a and "framework tables" in a for a in shown.assumed)
+
+
+def _breakdown_text(front_ms, input_ms, infer_ms, output_ms=0.0):
+    us = lambda ms: 1000.0 * ms                                     # noqa: E731
+    return ("Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,"
+            "Server Queue,Server Compute Input,Server Compute Infer,"
+            "Server Compute Output,Client Recv,p99 latency\n"
+            f"2,300,0,{us(front_ms)},0,{us(input_ms)},{us(infer_ms)},{us(output_ms)},0,9000\n")
+
+
+def test_a_breakdown_run_tells_the_two_readings_apart():
+    """The breakdown's compute infer at concurrency 2 (batches of one request on two
+    instances) is the GPU time of a small batch: the knee says g0, the line γ·τ[1].  On a
+    synthetic server with a real knee (g0 = 4.8 ms measured as infer) the knee is kept; on
+    the A100 TF32 framework table, whose knee reads GPU work as transfer (g0 ≈ 1.6 ms), a
+    server without transfer would measure infer ≈ 5 ms at b = 1 (the table's own batch
+    time less a 0.3 ms round trip): the knee is set aside and the prediction is the line's,
+    with γ measured."""
+    f, tx, a, knee = 1.0, 0.8, 0.30, 16
+    b = np.array(SIZES, dtype=float)
+    lat = f + tx * b + np.maximum(a * knee, a * b)
+    real = ("gpu,backend,precision,model_instances,client_batch_size,inferences_per_second\n"
+            + "".join(f"G,B,FP16,1,{int(s)},{float(1000 * s / t)!r}\n"
+                      for s, t in zip(b, lat)))
+    kept = predict_online(real, [64], instances=2, b_max=128,
+                          breakdown_text=_breakdown_text(f + tx, 0.0, a * knee))
+    assert kept.knee_batch is not None
+    assert any("the knee is kept" in t for t in kept.identified)
+    tf32 = next(p for p in read_batch_profiles(real_file(FRAMEWORK_TABLES))
+                if p.label.endswith("TF32 Inference Latency"))
+    infer = float(tf32.batch_time_ms[0]) - 0.3
+    text = _breakdown_text(0.25, 0.05, infer)
+    told = predict_profile_online(tf32, [64, 256], instances=2, b_max=128,
+                                  breakdown=read_server_breakdown(text))
+    blind = predict_profile_online(tf32, [64, 256], instances=2, b_max=128)
+    assert blind.knee_batch is not None and told.knee_batch is None
+    assert any("is set aside" in t for t in told.identified)
+    assert told.gpu_share == pytest.approx(infer / (infer + 0.05))
+    assert told.throughput_without_knee_per_s is None
+    # the line's reading with γ measured: near the blind line's reading, far below the knee's
+    assert np.all(told.throughput_per_s < blind.throughput_per_s / 3)
