@@ -404,6 +404,12 @@ def test_online_knee(front, tx, alpha_g, knee, clients, instances, b_max):
     assert close(n, pred.throughput_per_s * pred.mean_latency_ms / 1000, 1e-9)
     assert np.all(pred.throughput_per_s <= 1.001 * 1000 / alpha_g)
     assert np.all(pred.throughput_per_s <= 1.05 * 1000 * n / (pred.transfer_ms + g0))
+    # the line's reading beside the knee's: the same table read without the knee
+    line = pred.throughput_without_knee_per_s
+    assert line.shape == n.shape and np.all(np.isfinite(line)) and np.all(line > 0)
+    plain = online_terms.identify_online_terms(profiles.read_batch_profile(text), instances,
+                                               use_knee=False)
+    assert plain.knee_batch is None and plain.gpu_floor_ms is None
     tally(online.predict_online)
 
 
