@@ -9,6 +9,7 @@ import inspect
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import OLD_NAMES
@@ -71,3 +72,26 @@ def test_the_pipeline_model_s_old_name_reads_as_tandem():
     assert old is pipeline.Tandem
     assert old(1.0, 2.0, 0.1, K=8, c=16).capacity_per_ms == float(
         pipeline.capacity(1.0, 2.0, 0.1, 8, 16))
+
+
+def _pipeline_results():
+    from engine import pipeline
+    args = (1.0, 2.0, 0.1, 8, 16)
+    return {"TandemMeasures": pipeline.tandem(np.array([0.2, 0.5]), *args),
+            "TandemMeasures (naive)": pipeline.tandem_independent(np.array([0.2, 0.5]), *args),
+            "TandemSimResult": pipeline.simulate_tandem(0.5, *args, n_jobs=2000, seed=1),
+            "TandemRecords": pipeline.simulate_tandem_records(0.5, *args, n_jobs=2000, seed=1)}
+
+
+@pytest.mark.parametrize("result", ["TandemMeasures", "TandemMeasures (naive)",
+                                    "TandemSimResult", "TandemRecords"])
+def test_a_pipeline_result_s_old_field_names_answer_the_new(result):
+    """Each old field name of a pipeline result (a time or rate given its unit) reads the
+    same numbers as the new name, with a warning naming the new one."""
+    obj = _pipeline_results()[result]
+    renamed = _renamed(type(obj))
+    assert renamed, "no renamed field"
+    for old, new in renamed.items():
+        with pytest.warns(DeprecationWarning, match=rf"\.{old} is deprecated; use \.{new} "):
+            got = getattr(obj, old)
+        assert np.array_equal(got, getattr(obj, new)), old

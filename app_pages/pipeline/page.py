@@ -102,7 +102,7 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: pl.TandemCurves) -> dict | Non
         st.error(f"Unstable: {fmt_rate(lam)} is at or beyond this pipeline's capacity "
                  f"of {fmt_rate(cap)}. The host's queue grows without bound; lower "
                  "the load, give GPU memory room for more jobs or add compute units.", icon=":material/warning:")
-    w_exact, w_naive = float(exact.w_total), float(naive.w_total)
+    w_exact, w_naive = float(exact.w_total_ms), float(naive.w_total_ms)
     items = views.answer_rows(cap, op, w_exact, w_naive, data.what_if(m))
     if not sc.poisson:
         sim = data.sim_at(lam, m, sc.arrivals) if op.stable else None
@@ -121,7 +121,7 @@ def answer(sc: Scenario, r: pl.PipelineRates, cv: pl.TandemCurves) -> dict | Non
                 "metrics": {"capacity (jobs/s)": cap_s, "mean latency (ms)": w_exact,
                             "host held up (% of time)": 100 * op.blocked[0],
                             "GPU memory held up (% of time)": 100 * op.blocked[1]},
-                "curve": (per_s_from_per_ms(cv.lam_per_ms), cv.exact.w_total)}
+                "curve": (per_s_from_per_ms(cv.lam_per_ms), cv.exact.w_total_ms)}
     row = action_row()
     base = compare.controls(PAGE, scenario, row)
     baseline = None if base is None else tuple(tuple(map(float, c)) for c in base["curve"])

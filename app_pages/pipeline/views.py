@@ -145,10 +145,10 @@ def traffic_rows(label: str, rows: list, sim, w_exact: float) -> list[tuple[str,
     if sim is None:
         latency = held = "∞ (unstable)"
     else:
-        off = pl.relative_change(sim.w_total, w_exact)
+        off = pl.relative_change(sim.w_total_ms, w_exact)
         change = ("" if not np.isfinite(w_exact) or w_exact <= 0 else
                   f" ({format_percent(off, 1, signed=True)} vs Poisson)")
-        latency = f"{sim.w_total:.4g} ms ± {sim.ci95:.2g}{change}"
+        latency = f"{sim.w_total_ms:.4g} ms ± {sim.ci95_ms:.2g}{change}"
         held = f"{format_percent(sim.p_cpu_blocked, 1)} of the time"
     at = 1 + next(i for i, (name, _) in enumerate(out) if name.startswith("Host held up"))
     return (out[:at] + [(f"Mean latency under {label}, simulated", latency),
@@ -220,12 +220,12 @@ def figures(view: str, scenario, lam: float | None = None,
             else None
         return [
             ("throughput", figs.throughput_figure(
-                lam_s, per_s_from_per_ms(cv.exact.throughput), lam_d,
-                per_s_from_per_ms(cv.naive.throughput), **axes, arrivals=label,
+                lam_s, per_s_from_per_ms(cv.exact.throughput_per_ms), lam_d,
+                per_s_from_per_ms(cv.naive.throughput_per_ms), **axes, arrivals=label,
                 sim=None if sim is None else (per_s_from_per_ms(sim.lam_per_ms),
                                               per_s_from_per_ms(sim.throughput_per_ms)))),
             ("latency", figs.latency_figure(
-                lam_s, cv.exact.w_total, lam_d, cv.naive.w_total, **axes, arrivals=label,
+                lam_s, cv.exact.w_total_ms, lam_d, cv.naive.w_total_ms, **axes, arrivals=label,
                 sim=None if sim is None else (per_s_from_per_ms(sim.lam_per_ms), sim.w_total_ms,
                                               sim.ci95_ms),
                 baseline=baseline))]

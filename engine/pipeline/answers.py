@@ -144,7 +144,7 @@ def operating_point(rates: PipelineRates, lam_per_ms: float, exact: TandemMeasur
     """Utilization, blocking and contents of each stage at ``lam_per_ms`` (jobs per ms),
     read from the exact tandem at that load and the exact capacity.  A stage's
     utilization is its throughput over its rate (the units: mean busy units over c)."""
-    thr = float(exact.throughput)
+    thr = float(exact.throughput_per_ms)
     caps = stage_capacities(rates)
     return OperatingPoint(
         lam_per_ms=float(lam_per_ms), capacity_per_ms=float(capacity_per_ms),

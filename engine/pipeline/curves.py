@@ -84,9 +84,9 @@ def tandem_sim_sweep(lam_per_ms, results) -> TandemSimSweep:
     """``TandemSimSweep`` of the runs ``results`` (``TandemSimResult``) at ``lam_per_ms``."""
     results = list(results)
     return TandemSimSweep(np.asarray(lam_per_ms, dtype=float),
-                          np.array([r.throughput for r in results], dtype=float),
-                          np.array([r.w_total for r in results], dtype=float),
-                          np.array([r.ci95 for r in results], dtype=float))
+                          np.array([r.throughput_per_ms for r in results], dtype=float),
+                          np.array([r.w_total_ms for r in results], dtype=float),
+                          np.array([r.ci95_ms for r in results], dtype=float))
 
 
 def family_cases(vary: str, K, c, mu_cpu, mu_mem, mu_cu, blocking="before",

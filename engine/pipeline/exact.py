@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.domains import LAM, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
+from ..core.renamed import renamed_attribute
 from .blas import ensure_blas_limit
 from .chain import Phases, free_phases, full_phases, units_never_all_busy
 from .checks import blocking_rule, single_integer
@@ -19,46 +20,61 @@ _CHUNK_ELEMENTS = 6_000_000   # batch points per dense solve: P·N² at most thi
 
 @dataclass(frozen=True)
 class TandemMeasures:
-    """Stationary measures of the CPU → memory → compute-unit tandem (broadcast arrays).
+    """Stationary measures of the CPU → memory → compute-unit tandem (broadcast arrays),
+    in the pipeline's units: rates in jobs per ms, times in ms (the functions compute in
+    any one time unit used consistently; the names say ms, the unit of the spec mapping
+    and of ``Tandem``).
 
-    ``w_*`` by Little's law from ``l_*`` and ``throughput``; the CPU's time
-    includes time blocked.  ``p_*_blocked``: time fraction the stage holds a
-    job it has finished (after) or may not work on (before) because the next
-    stage is full.  Beyond ``max_throughput`` the CPU queue grows without
-    bound: ``l_cpu``, ``w_cpu``, ``w_total``, ``l_total`` are inf and the
-    downstream measures are those of the saturated system.
+    ``l_*``: mean number of jobs at each stage (a count, no unit); ``w_*_ms``: mean time
+    a job spends at each stage, by Little's law from ``l_*`` and ``throughput_per_ms``;
+    the CPU's time includes time blocked.  ``p_*_blocked``: time fraction the stage
+    holds a job it has finished (after) or may not work on (before) because the next
+    stage is full.  Beyond ``max_throughput_per_ms`` the CPU queue grows without bound:
+    ``l_cpu``, ``w_cpu_ms``, ``w_total_ms``, ``l_total`` are inf and the downstream
+    measures are those of the saturated system.  The old field names (``w_cpu``,
+    ``throughput``, …) still read, with a ``DeprecationWarning``.
     """
 
     stable: np.ndarray
-    max_throughput: np.ndarray
-    throughput: np.ndarray
-    l_cpu: np.ndarray
-    l_mem: np.ndarray
-    l_cu: np.ndarray
-    w_cpu: np.ndarray
-    w_mem: np.ndarray
-    w_cu: np.ndarray
-    p_cpu_blocked: np.ndarray
+    max_throughput_per_ms: np.ndarray    # the saturation throughput λ*, jobs per ms
+    throughput_per_ms: np.ndarray        # completed jobs per ms
+    l_cpu: np.ndarray                    # mean jobs at the CPU stage (queued, served, blocked)
+    l_mem: np.ndarray                    # mean jobs in GPU memory
+    l_cu: np.ndarray                     # mean jobs on compute units (= mean busy units)
+    w_cpu_ms: np.ndarray                 # mean time at the CPU stage, ms
+    w_mem_ms: np.ndarray                 # mean time in GPU memory, ms
+    w_cu_ms: np.ndarray                  # mean time on a compute unit, ms
+    p_cpu_blocked: np.ndarray            # time fractions, in [0, 1]
     p_mem_blocked: np.ndarray
+
+    max_throughput = renamed_attribute("max_throughput_per_ms")
+    throughput = renamed_attribute("throughput_per_ms")
+    w_cpu = renamed_attribute("w_cpu_ms")
+    w_mem = renamed_attribute("w_mem_ms")
+    w_cu = renamed_attribute("w_cu_ms")
+    w_total = renamed_attribute("w_total_ms")
 
     @property
     def l_total(self) -> np.ndarray:
+        """Mean jobs in the pipeline (a count)."""
         return self.l_cpu + self.l_mem + self.l_cu
 
     @property
-    def w_total(self) -> np.ndarray:
-        return self.w_cpu + self.w_mem + self.w_cu
+    def w_total_ms(self) -> np.ndarray:
+        """Mean time in the pipeline, ms."""
+        return self.w_cpu_ms + self.w_mem_ms + self.w_cu_ms
 
 
 def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", *,
            method="auto") -> TandemMeasures:
     """Exact stationary solution of the blocking tandem (matrix-geometric).
 
-    ``lam``, ``mu_cpu``, ``mu_mem``, ``mu_cu`` (jobs per time unit) broadcast;
+    ``lam``, ``mu_cpu``, ``mu_mem``, ``mu_cu`` (jobs per ms; any one time unit used
+    consistently gives the same numbers in that unit) broadcast;
     ``K``, ``c`` are integers (one phase space per call).  ``blocking="before"``:
     a stage does not start or continue work while the next stage is full (the
     paper's rule); ``"after"``: a finished job waits in its server until a place
-    frees downstream.  λ ≥ ``max_throughput`` is unstable (inf for the CPU queue
+    frees downstream.  λ ≥ ``max_throughput_per_ms`` is unstable (inf for the CPU queue
     and the totals).  ``method``: "auto" solves the points whose compute units are
     provably never all busy on K + 1 (K + 2) phases and the rest on the full
     N = (K+1)(c+1) (+ K + c + 2) phases, cost O(N³) a point; "full" every point
@@ -129,8 +145,8 @@ def tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c) -> TandemMeasures:
     gets λ and loses p_K of it, the compute units get the memory stage's
     throughput and lose Erlang-B of it; the CPU never blocks.  ``p_cpu_blocked``
     is the memory stage's loss probability p_K, ``p_mem_blocked`` Erlang's B
-    of the compute units, ``throughput`` the jobs that get through,
-    ``max_throughput`` = μ_cpu (the only stability condition this view sees).
+    of the compute units, ``throughput_per_ms`` the jobs that get through,
+    ``max_throughput_per_ms`` = μ_cpu (the only stability condition this view sees).
     The exact ``tandem`` loses no job and is stable only below its own,
     smaller, saturation throughput: the two disagree most near saturation.
     """

@@ -14,6 +14,7 @@ from ..core.domains import (N_JOBS, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIP
                             PIPE_SIM_LAM, WARMUP)
 from ..core.jit import choose, compiled
 from ..core.records import drawn_arrivals, warmup_count
+from ..core.renamed import renamed_attribute
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 from .checks import blocking_rule, single_integer
 
@@ -120,63 +121,94 @@ _tandem_loop_fast = compiled(_tandem_loop)
 
 @dataclass(frozen=True)
 class TandemSimResult:
-    """Summary of one run of the blocking tandem (after the warm-up), input time unit."""
+    """Summary of one run of the blocking tandem (after the warm-up), in the pipeline's
+    units: times in ms, rates per ms (the simulator runs in any one time unit used
+    consistently; the names say ms, the unit of ``Tandem``).  ``l_*``: time-average
+    jobs at each stage (counts, no unit).  The old field names (``w_total``, ``ci95``,
+    ``throughput``, …) still read, with a ``DeprecationWarning``."""
 
-    throughput: float         # completions per time unit over the counted window
-    l_cpu: float              # time-average contents of each stage
+    throughput_per_ms: float  # completions per ms over the counted window
+    l_cpu: float              # time-average jobs at each stage
     l_mem: float
     l_cu: float
-    w_cpu: float              # mean per-job stage times (CPU time includes blocking)
-    w_mem: float
-    w_cu: float
-    w_total: float
-    ci95_cpu: float           # 95 % CI half-widths (batch means over consecutive jobs)
-    ci95_mem: float
-    ci95_cu: float
-    ci95: float               # of w_total
+    w_cpu_ms: float           # mean per-job stage times, ms (CPU time includes blocking)
+    w_mem_ms: float
+    w_cu_ms: float
+    w_total_ms: float
+    ci95_cpu_ms: float        # 95 % CI half-widths, ms (batch means over consecutive jobs)
+    ci95_mem_ms: float
+    ci95_cu_ms: float
+    ci95_ms: float            # of w_total_ms
     p_cpu_blocked: float
     p_mem_blocked: float
     n_jobs: int
     ci_reliable: bool
-    p50: float = float("nan")  # percentiles of the time in the pipeline (w_total's law)
-    p95: float = float("nan")
-    p99: float = float("nan")
-    mean_wait: float = float("nan")   # mean time not in service (queued or blocked)
+    p50_ms: float = float("nan")  # percentiles of the time in the pipeline, ms
+    p95_ms: float = float("nan")
+    p99_ms: float = float("nan")
+    mean_wait_ms: float = float("nan")   # mean time not in service (queued or blocked), ms
+
+    throughput = renamed_attribute("throughput_per_ms")
+    w_cpu = renamed_attribute("w_cpu_ms")
+    w_mem = renamed_attribute("w_mem_ms")
+    w_cu = renamed_attribute("w_cu_ms")
+    w_total = renamed_attribute("w_total_ms")
+    ci95_cpu = renamed_attribute("ci95_cpu_ms")
+    ci95_mem = renamed_attribute("ci95_mem_ms")
+    ci95_cu = renamed_attribute("ci95_cu_ms")
+    ci95 = renamed_attribute("ci95_ms")
+    p50 = renamed_attribute("p50_ms")
+    p95 = renamed_attribute("p95_ms")
+    p99 = renamed_attribute("p99_ms")
+    mean_wait = renamed_attribute("mean_wait_ms")
+    mean_latency = renamed_attribute("mean_latency_ms")
 
     @property
-    def mean_latency(self) -> float:
-        """Mean time in the pipeline (``w_total``), the shared simulator vocabulary."""
-        return self.w_total
+    def mean_latency_ms(self) -> float:
+        """Mean time in the pipeline (``w_total_ms``), ms: the shared simulator vocabulary."""
+        return self.w_total_ms
 
 
 @dataclass(frozen=True)
 class TandemRecords:
     """The sample path of one run of the blocking tandem: per job (all ``n``, in arrival
-    order, the input time unit) its arrival, the times it left the CPU stage and the
-    memory stage and finished on a unit, and its drawn service times; ``warmup`` jobs
-    left out at the start, and the time integrals over the counted window [t0, t1]
-    (the arrivals of the first counted job and of the last) of (CPU jobs, memory jobs,
-    busy units, CPU blocked, memory blocked), the state the per-job times leave out."""
+    order, in ms) its arrival, the times it left the CPU stage and the memory stage and
+    finished on a unit, and its drawn service times; ``warmup`` jobs left out at the
+    start, and the time integrals over the counted window [t0, t1] (the arrivals of the
+    first counted job and of the last) of (CPU jobs, memory jobs, busy units, CPU
+    blocked, memory blocked), in jobs·ms (ms for the blocked fractions), the state the
+    per-job times leave out.  The old names (``arrival``, ``finish``, …) still read, with
+    a ``DeprecationWarning``."""
 
-    arrival: np.ndarray
-    leave_cpu: np.ndarray
-    leave_mem: np.ndarray
-    finish: np.ndarray
-    service_cpu: np.ndarray
-    service_mem: np.ndarray
-    service_cu: np.ndarray
+    arrival_ms: np.ndarray
+    leave_cpu_ms: np.ndarray
+    leave_mem_ms: np.ndarray
+    finish_ms: np.ndarray
+    service_cpu_ms: np.ndarray
+    service_mem_ms: np.ndarray
+    service_cu_ms: np.ndarray
     warmup: int
     time_integrals: np.ndarray
 
-    @property
-    def window(self) -> tuple[float, float]:
-        """(t0, t1): the counted window."""
-        return float(self.arrival[self.warmup]), float(self.arrival[-1])
+    arrival = renamed_attribute("arrival_ms")
+    leave_cpu = renamed_attribute("leave_cpu_ms")
+    leave_mem = renamed_attribute("leave_mem_ms")
+    finish = renamed_attribute("finish_ms")
+    service_cpu = renamed_attribute("service_cpu_ms")
+    service_mem = renamed_attribute("service_mem_ms")
+    service_cu = renamed_attribute("service_cu_ms")
+    window = renamed_attribute("window_ms")
+    time_in_pipeline = renamed_attribute("time_in_pipeline_ms")
 
     @property
-    def time_in_pipeline(self) -> np.ndarray:
-        """Each job's time from arrival to finish."""
-        return self.finish - self.arrival
+    def window_ms(self) -> tuple[float, float]:
+        """(t0, t1): the counted window, ms."""
+        return float(self.arrival_ms[self.warmup]), float(self.arrival_ms[-1])
+
+    @property
+    def time_in_pipeline_ms(self) -> np.ndarray:
+        """Each job's time from arrival to finish, ms."""
+        return self.finish_ms - self.arrival_ms
 
 
 def simulate_tandem_records(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before",
@@ -218,27 +250,29 @@ def tandem_summary(records: TandemRecords) -> TandemSimResult:
     total's percentiles (``core.stats.percentiles``), the mean time not in service,
     throughput (completions in the window over its length) and the time averages."""
     r, sl = records, slice(records.warmup, None)
-    t0, t1 = r.window
+    t0, t1 = r.window_ms
     span = t1 - t0
-    arr = r.arrival
-    stage = {"cpu": r.leave_cpu[sl] - arr[sl], "mem": r.leave_mem[sl] - r.leave_cpu[sl],
-             "cu": r.finish[sl] - r.leave_mem[sl], "total": r.finish[sl] - arr[sl]}
+    arr = r.arrival_ms
+    stage = {"cpu": r.leave_cpu_ms[sl] - arr[sl],
+             "mem": r.leave_mem_ms[sl] - r.leave_cpu_ms[sl],
+             "cu": r.finish_ms[sl] - r.leave_mem_ms[sl], "total": r.finish_ms[sl] - arr[sl]}
     counted = arr.size - r.warmup
     edges = (np.arange(N_GROUPS + 1) * counted // N_GROUPS)[:-1]
     ci = {k: ci95_half_width(np.add.reduceat(v, edges), counted) for k, v in stage.items()}
-    service = r.service_cpu[sl] + r.service_mem[sl] + r.service_cu[sl]
+    service = r.service_cpu_ms[sl] + r.service_mem_ms[sl] + r.service_cu_ms[sl]
     mean_wait = float(np.maximum(stage["total"] - service, 0.0).mean())
     p50, p95, p99 = percentiles(stage["total"].copy())
-    completed = np.count_nonzero((r.finish >= t0) & (r.finish <= t1))
+    completed = np.count_nonzero((r.finish_ms >= t0) & (r.finish_ms <= t1))
     area = r.time_integrals
     return TandemSimResult(
-        throughput=completed / span, l_cpu=area[0] / span, l_mem=area[1] / span,
-        l_cu=area[2] / span, w_cpu=float(stage["cpu"].mean()),
-        w_mem=float(stage["mem"].mean()), w_cu=float(stage["cu"].mean()),
-        w_total=float(stage["total"].mean()), ci95_cpu=ci["cpu"][0], ci95_mem=ci["mem"][0],
-        ci95_cu=ci["cu"][0], ci95=ci["total"][0], p_cpu_blocked=area[3] / span,
-        p_mem_blocked=area[4] / span, n_jobs=counted, ci_reliable=ci["total"][1],
-        p50=float(p50), p95=float(p95), p99=float(p99), mean_wait=mean_wait)
+        throughput_per_ms=completed / span, l_cpu=area[0] / span, l_mem=area[1] / span,
+        l_cu=area[2] / span, w_cpu_ms=float(stage["cpu"].mean()),
+        w_mem_ms=float(stage["mem"].mean()), w_cu_ms=float(stage["cu"].mean()),
+        w_total_ms=float(stage["total"].mean()), ci95_cpu_ms=ci["cpu"][0],
+        ci95_mem_ms=ci["mem"][0], ci95_cu_ms=ci["cu"][0], ci95_ms=ci["total"][0],
+        p_cpu_blocked=area[3] / span, p_mem_blocked=area[4] / span, n_jobs=counted,
+        ci_reliable=ci["total"][1], p50_ms=float(p50), p95_ms=float(p95), p99_ms=float(p99),
+        mean_wait_ms=mean_wait)
 
 
 def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=200_000,
@@ -247,16 +281,16 @@ def simulate_tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", n_jobs=
     """Simulate ``n_jobs`` Poisson arrivals through the tandem from empty: the summary
     (``tandem_summary``) of the run's records (``simulate_tandem_records``).
 
-    Arguments as for ``engine.pipeline.tandem`` (rates in jobs per time unit, times in
-    that unit); ``warmup_jobs`` (default n_jobs // 10) are left out; ``seed``: anything
+    Arguments as for ``engine.pipeline.tandem`` (rates in jobs per ms, times in ms; any
+    one time unit used consistently gives the same numbers in that unit);
+    ``warmup_jobs`` (default n_jobs // 10) are left out; ``seed``: anything
     ``numpy.random.default_rng`` accepts; ``backend``: "numba" or "numpy".
 
     ``arrivals`` (docs/models/pipeline.md): None is Poisson at ``lam`` (the runs of
-    before, bit for bit); an arrival process (``rate`` per time unit and
+    before, bit for bit); an arrival process (``rate`` per ms and
     ``sample(n, rng)``, e.g. ``engine.arrivals.Renewal``) gives ``n_jobs`` arrivals at
-    its own rate, ``lam`` ignored (None allowed); a sorted array of times (≥ 2, the
-    input time unit) is replayed, one job per time, so ``n_jobs`` is its length and
-    ``lam`` is ignored.
+    its own rate, ``lam`` ignored (None allowed); a sorted array of times (≥ 2, in ms)
+    is replayed, one job per time, so ``n_jobs`` is its length and ``lam`` is ignored.
     """
     return tandem_summary(simulate_tandem_records(
         lam, mu_cpu, mu_mem, mu_cu, K, c, blocking, n_jobs, seed, warmup_jobs=warmup_jobs,

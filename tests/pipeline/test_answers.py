@@ -84,12 +84,12 @@ def test_simulator_summary_vocabulary_against_mm1():
     wait (time not in service) λ/(μ(μ − λ))."""
     lam, mu = 0.5, 1.0
     r = pipeline_sim.simulate_tandem(lam, mu, 1e3, 1e3, 16, 16, n_jobs=400_000, seed=7)
-    assert r.mean_latency == r.w_total
-    assert r.mean_latency == pytest.approx(1 / (mu - lam), rel=0.03)
-    for p, value in ((0.50, r.p50), (0.95, r.p95), (0.99, r.p99)):
+    assert r.mean_latency_ms == r.w_total_ms
+    assert r.mean_latency_ms == pytest.approx(1 / (mu - lam), rel=0.03)
+    for p, value in ((0.50, r.p50_ms), (0.95, r.p95_ms), (0.99, r.p99_ms)):
         assert value == pytest.approx(-math.log(1 - p) / (mu - lam), rel=0.04), p
-    assert r.mean_wait == pytest.approx(lam / (mu * (mu - lam)), rel=0.05)
-    assert r.ci95 > 0
+    assert r.mean_wait_ms == pytest.approx(lam / (mu * (mu - lam)), rel=0.05)
+    assert r.ci95_ms > 0
 
 
 def test_stage_table_reads_the_operating_point_in_planner_units():

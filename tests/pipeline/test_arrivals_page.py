@@ -43,7 +43,7 @@ def test_bursty_arrivals_move_the_simulated_points_and_the_answer_names_them():
     first = pl.simulate_tandem(lam, *KEY, data.SIM_JOBS,
                                seed=np.random.SeedSequence([data.SEED, 0]),
                                arrivals=Renewal(lam, 4.0))
-    assert after["y"][0] == pytest.approx(first.w_total, rel=1e-12)
+    assert after["y"][0] == pytest.approx(first.w_total_ms, rel=1e-12)
     # the exact and naive curves stay, marked as assuming Poisson arrivals
     for name in ("exact tandem", "independent stations (naive)"):
         assert trace(lat_b, f"{name}, Poisson arrivals")["y"] == trace(lat_p, name)["y"]
@@ -51,14 +51,14 @@ def test_bursty_arrivals_move_the_simulated_points_and_the_answer_names_them():
     found = results(bursty)
     assert found["Arrivals"] == LABEL
     assert "Mean latency (with blocking)" not in found
-    exact = float(data.point(0.8 * cap, MODEL).w_total)
+    exact = float(data.point(0.8 * cap, MODEL).w_total_ms)
     assert found["Mean latency (with blocking), Poisson arrivals"] == f"{exact:.4g} ms"
     here = pl.simulate_tandem(0.8 * cap, *KEY, data.SIM_JOBS,
                               seed=np.random.SeedSequence([data.SEED, data.AT_STREAM]),
                               arrivals=Renewal(0.8 * cap, 4.0))
     assert found[f"Mean latency under {LABEL}, simulated"].startswith(
-        f"{here.w_total:.4g} ms ± {here.ci95:.2g} (+")               # above Poisson
-    assert here.w_total > exact
+        f"{here.w_total_ms:.4g} ms ± {here.ci95_ms:.2g} (+")               # above Poisson
+    assert here.w_total_ms > exact
     assert any(c.value.startswith(f"Arrivals: {LABEL}, scaled to this load")
                and "assume Poisson arrivals" in c.value for c in bursty.caption)
 

@@ -42,7 +42,7 @@ def test_pipeline_stations(mu, mu_cpu, mu_mem, mu_cu, c, extra, rho, data):
     assert_no_nan(naive)
     unstable = lam_t >= mu_cpu
     assert np.array_equal(naive.stable, ~unstable)
-    for field in ("l_cpu", "w_cpu"):
+    for field in ("l_cpu", "w_cpu_ms"):
         assert_inf_iff(getattr(naive, field), unstable, field)
     for f in (pipeline.mm1, pipeline.mm1k, pipeline.mmcc, pipeline.mmck,
               pipeline.tandem_independent):
@@ -83,9 +83,9 @@ def test_pipeline_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, data):
     assert_no_nan(t)
     unstable = lam >= cap
     assert np.array_equal(t.stable, ~unstable)
-    for field in ("l_cpu", "w_cpu", "l_total", "w_total"):
+    for field in ("l_cpu", "w_cpu_ms", "l_total", "w_total_ms"):
         assert_inf_iff(getattr(t, field), unstable, field)
-    for field in ("l_mem", "l_cu", "w_mem", "w_cu", "throughput", "p_cpu_blocked",
+    for field in ("l_mem", "l_cu", "w_mem_ms", "w_cu_ms", "throughput_per_ms", "p_cpu_blocked",
                   "p_mem_blocked"):
         assert np.all(np.isfinite(getattr(t, field))), field
     for field in ("p_cpu_blocked", "p_mem_blocked"):       # time fractions
@@ -206,14 +206,14 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
             continue
         r = pipe_sim.simulate_tandem(**kw)
         assert_no_nan(r)
-        assert r.w_total >= 0 and r.throughput >= 0
+        assert r.w_total_ms >= 0 and r.throughput_per_ms >= 0
         assert 0 <= r.p_cpu_blocked <= 1 + 1e-9 and 0 <= r.p_mem_blocked <= 1 + 1e-9
         rec = pipe_sim.simulate_tandem_records(**kw)          # the same run, as records
         assert pipe_sim.tandem_summary(rec) == r
-        assert np.all((rec.arrival <= rec.leave_cpu) & (rec.leave_cpu <= rec.leave_mem)
-                      & (rec.leave_mem <= rec.finish))
+        assert np.all((rec.arrival_ms <= rec.leave_cpu_ms) & (rec.leave_cpu_ms <= rec.leave_mem_ms)
+                      & (rec.leave_mem_ms <= rec.finish_ms))
         assert rec.warmup == min(n_jobs // 10 if warmup is None else warmup, n_jobs - 2)
-        assert close(rec.time_in_pipeline, rec.finish - rec.arrival, 0)
+        assert close(rec.time_in_pipeline_ms, rec.finish_ms - rec.arrival_ms, 0)
         for f in (pipe_sim.simulate_tandem, pipe_sim.simulate_tandem_records,
                   pipe_sim.tandem_summary):
             tally(f)
@@ -226,7 +226,7 @@ def test_simulate_tandem(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_jobs, war
         for arrivals in (process, times):
             r = pipe_sim.simulate_tandem(**args, arrivals=arrivals)
             assert_no_nan(r)
-            assert r.w_total >= 0 and r.throughput >= 0
+            assert r.w_total_ms >= 0 and r.throughput_per_ms >= 0
             assert r.n_jobs == n_jobs - min(n_jobs // 10 if warmup is None else warmup,
                                             n_jobs - 2)
         raises_naming("arrivals", pipe_sim.simulate_tandem, **args,
@@ -384,7 +384,8 @@ def test_pipeline_curves(mu_cpu, mu_mem, mu_cu, K, c, blocking, rho, n_points, n
     naive = pipeline.tandem_independent(dense, mu_cpu, mu_mem, mu_cu, K, c)
     cv = curves.tandem_curves(chunks, parts, naive, dense, cap)
     assert close(cv.lam_per_ms, flat, 0) and cv.capacity_per_ms == cap and cv.naive is naive
-    runs = [SimpleNamespace(throughput=i, w_total=2 * i, ci95=3 * i) for i in range(n_chunks)]
+    runs = [SimpleNamespace(throughput_per_ms=i, w_total_ms=2 * i, ci95_ms=3 * i)
+            for i in range(n_chunks)]
     sweep = curves.tandem_sim_sweep(range(n_chunks), runs)
     assert close(sweep.w_total_ms, 2 * np.arange(n_chunks), 0)
     assert close(sweep.ci95_ms, 3 * sweep.throughput_per_ms, 0)

@@ -197,7 +197,7 @@ def test_station_edges_and_vectorisation():
 
 # ------------------------------------------------------------ the exact tandem
 
-TANDEM_CASES = [                     # load = λ / max_throughput
+TANDEM_CASES = [                     # load = λ / max_throughput_per_ms
     ("before", 0.6, 1.0, 1.2, 0.35, 3, 2), ("after", 0.6, 1.0, 1.2, 0.35, 3, 2),
     ("before", 0.8, 0.6, 2.0, 0.2, 2, 3), ("after", 0.8, 0.6, 2.0, 0.2, 2, 3),
     ("before", 0.3, 3.0, 1.0, 0.5, 4, 2), ("after", 0.7, 3.0, 1.0, 0.5, 1, 1)]
@@ -207,7 +207,7 @@ TANDEM_CASES = [                     # load = λ / max_throughput
 def test_matrix_geometric_matches_large_truncated_ctmc(blocking, load, mu_cpu, mu_mem, mu_cu,
                                                        K, c):
     args = (mu_cpu, mu_mem, mu_cu, K, c, blocking)
-    lam = load * float(pl.tandem(0.0, *args).max_throughput)
+    lam = load * float(pl.tandem(0.0, *args).max_throughput_per_ms)
     exact = pl.tandem(lam, *args)
     assert exact.stable
     ref = _tandem_ctmc(lam, *args, levels=300)
@@ -218,25 +218,25 @@ def test_matrix_geometric_matches_large_truncated_ctmc(blocking, load, mu_cpu, m
 
 @pytest.mark.parametrize("blocking", ["before", "after"])
 def test_saturation_throughput_is_where_the_truncated_chain_fills(blocking):
-    """Just below max_throughput the cut chain's top is light, just above it is heavy."""
+    """Just below max_throughput_per_ms the cut chain's top is light, just above it is heavy."""
     args = (1.0, 1.2, 0.35, 3, 2)
-    cap = float(pl.tandem(0.1, *args, blocking).max_throughput)
+    cap = float(pl.tandem(0.1, *args, blocking).max_throughput_per_ms)
     assert cap < min(1.0, 1.2, 2 * 0.35)
     below = _tandem_ctmc(0.9 * cap, *args, blocking, levels=150)
     above = _tandem_ctmc(1.1 * cap, *args, blocking, levels=150)
     assert below["top"] < 1e-5 and above["top"] > 1e-3
     res = pl.tandem([0.9 * cap, cap, 1.1 * cap], *args, blocking)
     np.testing.assert_array_equal(res.stable, [True, False, False])
-    assert np.isfinite(res.w_total[0]) and np.all(np.isinf(res.w_total[1:]))
-    np.testing.assert_allclose(res.throughput[1:], cap)
+    assert np.isfinite(res.w_total_ms[0]) and np.all(np.isinf(res.w_total_ms[1:]))
+    np.testing.assert_allclose(res.throughput_per_ms[1:], cap)
 
 
 def assert_stage_times_within_ci(sim, exact):
     """Each simulated stage time (and the total) within 4 sigma of the exact one."""
-    for w, ci, ref in [(sim.w_cpu, sim.ci95_cpu, exact.w_cpu),
-                       (sim.w_mem, sim.ci95_mem, exact.w_mem),
-                       (sim.w_cu, sim.ci95_cu, exact.w_cu),
-                       (sim.w_total, sim.ci95, exact.w_total)]:
+    for w, ci, ref in [(sim.w_cpu_ms, sim.ci95_cpu_ms, exact.w_cpu_ms),
+                       (sim.w_mem_ms, sim.ci95_mem_ms, exact.w_mem_ms),
+                       (sim.w_cu_ms, sim.ci95_cu_ms, exact.w_cu_ms),
+                       (sim.w_total_ms, sim.ci95_ms, exact.w_total_ms)]:
         assert abs(w - ref) < 4 * ci / 1.96                     # 4 sigma
 
 
@@ -252,7 +252,7 @@ def test_exact_tandem_matches_job_level_simulation(blocking, lam, mu_cpu, mu_mem
     assert_stage_times_within_ci(sim, exact)
     assert sim.p_cpu_blocked == pytest.approx(exact.p_cpu_blocked, abs=0.015)
     assert sim.p_mem_blocked == pytest.approx(exact.p_mem_blocked, abs=0.015)
-    assert sim.throughput == pytest.approx(lam, rel=0.02)
+    assert sim.throughput_per_ms == pytest.approx(lam, rel=0.02)
 
 
 def test_simulation_backends_agree():
@@ -270,12 +270,12 @@ def test_large_K_and_c_decouple_the_stages(blocking):
     lam, mu_cpu, mu_mem, mu_cu = 0.3, 0.5, 1.0, 0.3       # memory ρ = 0.3: 0.3^30 ~ 2e-16
     K, c = 30, 12                                           # P(Poisson(1) ≥ 12) ~ 1e-9
     res = pl.tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking)
-    assert res.w_cpu == pytest.approx(1 / (mu_cpu - lam), rel=1e-7)
-    assert res.w_mem == pytest.approx(1 / (mu_mem - lam), rel=1e-7)
-    assert res.w_cu == pytest.approx(1 / mu_cu, rel=1e-12)
+    assert res.w_cpu_ms == pytest.approx(1 / (mu_cpu - lam), rel=1e-7)
+    assert res.w_mem_ms == pytest.approx(1 / (mu_mem - lam), rel=1e-7)
+    assert res.w_cu_ms == pytest.approx(1 / mu_cu, rel=1e-12)
     naive = pl.tandem_independent(lam, mu_cpu, mu_mem, mu_cu, K, c)
-    assert naive.w_total == pytest.approx(res.w_total, rel=1e-7)
-    assert res.max_throughput == pytest.approx(min(mu_cpu, mu_mem), rel=1e-7)
+    assert naive.w_total_ms == pytest.approx(res.w_total_ms, rel=1e-7)
+    assert res.max_throughput_per_ms == pytest.approx(min(mu_cpu, mu_mem), rel=1e-7)
 
 
 @pytest.mark.parametrize("blocking", ["before", "after"])
@@ -284,7 +284,7 @@ def test_instant_cpu_and_memory_leave_an_mmc_queue(blocking):
     lam, mu_cu, c = 1.5, 0.5, 4
     res = pl.tandem(lam, 1e7, 1e7, mu_cu, 2, c, blocking)
     assert res.l_total == pytest.approx(_erlang_c_mean_number(lam, mu_cu, c), rel=1e-5)
-    assert res.max_throughput == pytest.approx(c * mu_cu, rel=1e-5)
+    assert res.max_throughput_per_ms == pytest.approx(c * mu_cu, rel=1e-5)
 
 
 def test_instant_cpu_with_ample_units_makes_cpu_plus_memory_an_mm1():
@@ -297,12 +297,12 @@ def test_instant_cpu_with_ample_units_makes_cpu_plus_memory_an_mm1():
 
 def test_independent_decomposition_is_wrong_near_saturation():
     args = (1.0, 1.2, 0.35, 3, 2)
-    cap = float(pl.tandem(0.1, *args).max_throughput)
+    cap = float(pl.tandem(0.1, *args).max_throughput_per_ms)
     lam = np.array([0.3 * cap, 0.95 * cap, 0.5 * (cap + 1.0)])
     exact, naive = pl.tandem(lam, *args), pl.tandem_independent(lam, *args)
     assert naive.stable.all() and not exact.stable[2]                  # naive misses it
-    assert exact.w_total[1] > 2 * naive.w_total[1]
-    assert exact.w_total[0] == pytest.approx(naive.w_total[0], rel=0.5)
+    assert exact.w_total_ms[1] > 2 * naive.w_total_ms[1]
+    assert exact.w_total_ms[0] == pytest.approx(naive.w_total_ms[0], rel=0.5)
 
 
 # ------------------------------------------------------------ properties and edges
@@ -313,27 +313,27 @@ def test_independent_decomposition_is_wrong_near_saturation():
 def test_tandem_identities(mu_cpu, mu_mem, mu_cu, K, c, load, blocking):
     """Little's law at the units (w_cu = 1/μ_cu), capacity below every stage's rate,
     blocking after service never below blocking before in capacity."""
-    cap = pl.tandem(0.0, mu_cpu, mu_mem, mu_cu, K, c, blocking).max_throughput
+    cap = pl.tandem(0.0, mu_cpu, mu_mem, mu_cu, K, c, blocking).max_throughput_per_ms
     assert cap <= min(mu_cpu, mu_mem, c * mu_cu) * (1 + 1e-9)
     res = pl.tandem(load * cap, mu_cpu, mu_mem, mu_cu, K, c, blocking)
     assert res.stable
-    assert res.w_cu == pytest.approx(1 / mu_cu, rel=1e-7)
-    assert res.w_mem >= 1 / mu_mem * (1 - 1e-9) and res.w_cpu >= 1 / mu_cpu * (1 - 1e-9)
+    assert res.w_cu_ms == pytest.approx(1 / mu_cu, rel=1e-7)
+    assert res.w_mem_ms >= 1 / mu_mem * (1 - 1e-9) and res.w_cpu_ms >= 1 / mu_cpu * (1 - 1e-9)
     assert 0 <= res.p_cpu_blocked <= 1 and 0 <= res.p_mem_blocked <= 1
     if blocking == "after":
-        before = pl.tandem(0.0, mu_cpu, mu_mem, mu_cu, K, c, "before").max_throughput
+        before = pl.tandem(0.0, mu_cpu, mu_mem, mu_cu, K, c, "before").max_throughput_per_ms
         assert cap >= before * (1 - 1e-9)
 
 
 def test_tandem_edges_errors_and_broadcasting():
     res = pl.tandem(np.array([[0.0], [0.2], [np.inf]]), 1.0, np.array([1.2, 2.0]), 0.35, 3, 2)
-    assert res.w_total.shape == (3, 2)
-    np.testing.assert_allclose(res.w_total[0], 1 / 1.0 + 1 / np.array([1.2, 2.0]) + 1 / 0.35)
-    assert np.all(np.isinf(res.w_total[2])) and not res.stable[2].any()
-    for x in (res.l_mem, res.l_cu, res.p_cpu_blocked, res.p_mem_blocked, res.w_mem):
+    assert res.w_total_ms.shape == (3, 2)
+    np.testing.assert_allclose(res.w_total_ms[0], 1 / 1.0 + 1 / np.array([1.2, 2.0]) + 1 / 0.35)
+    assert np.all(np.isinf(res.w_total_ms[2])) and not res.stable[2].any()
+    for x in (res.l_mem, res.l_cu, res.p_cpu_blocked, res.p_mem_blocked, res.w_mem_ms):
         assert not np.isnan(x).any()
     single = pl.tandem(0.2, 1.0, 2.0, 0.35, 3, 2)
-    assert single.w_total == pytest.approx(res.w_total[1, 1], rel=1e-12)
+    assert single.w_total_ms == pytest.approx(res.w_total_ms[1, 1], rel=1e-12)
     for kwargs, name in [(dict(lam=-1.0), "lam"), (dict(mu_cpu=0.0), "mu_cpu"),
                          (dict(mu_mem=np.nan), "mu_mem"), (dict(mu_cu=-1.0), "mu_cu"),
                          (dict(K=0), "K"), (dict(c=2.5), "c"), (dict(blocking="never"),
@@ -379,7 +379,7 @@ def test_rates_from_specs_by_hand():
                              presets.pipeline_workloads()["job_1mib_streaming"])
     assert (t4.K, t4.c) == (4, 40)
     res = t4.tandem(0.5 * t4.mu_cpu)                       # host link is the bottleneck
-    assert res.stable and res.max_throughput == pytest.approx(t4.mu_cpu, rel=1e-4)
+    assert res.stable and res.max_throughput_per_ms == pytest.approx(t4.mu_cpu, rel=1e-4)
 
 
 @pytest.mark.parametrize("field,value,message", [
@@ -408,7 +408,7 @@ def test_capacity_is_the_tandem_saturation_rate_and_below_every_stage(blocking):
     mu_cpu, mu_mem, mu_cu = np.array([1.0, 3.0, 0.5]), 1.2, 0.3
     cap = pl.capacity(mu_cpu, mu_mem, mu_cu, 3, 4, blocking)
     np.testing.assert_allclose(cap, pl.tandem(0.0, mu_cpu, mu_mem, mu_cu, 3, 4,
-                                              blocking).max_throughput, rtol=1e-12)
+                                              blocking).max_throughput_per_ms, rtol=1e-12)
     assert np.all(cap < np.minimum(np.minimum(mu_cpu, mu_mem), 4 * mu_cu))
     # ample buffer and units: the slowest stage alone sets the rate
     assert pl.capacity(1.0, 5.0, 1.0, 40, 12, blocking) == pytest.approx(1.0, rel=1e-6)

@@ -15,9 +15,9 @@ from engine.pipeline import chain, qbd
 from engine.pipeline.sim import simulate_tandem
 from tests.pipeline.test_pipeline import assert_stage_times_within_ci
 
-KEYS = ("max_throughput", "throughput", "l_cpu", "l_mem", "l_cu", "w_cpu", "w_mem", "w_cu",
-        "w_total", "l_total", "p_cpu_blocked", "p_mem_blocked")
-LOADS = np.array([0.0, 0.3, 0.9, 0.98, 0.995, 1.2])        # × max_throughput
+KEYS = ("max_throughput_per_ms", "throughput_per_ms", "l_cpu", "l_mem", "l_cu", "w_cpu_ms",
+        "w_mem_ms", "w_cu_ms", "w_total_ms", "l_total", "p_cpu_blocked", "p_mem_blocked")
+LOADS = np.array([0.0, 0.3, 0.9, 0.98, 0.995, 1.2])        # × max_throughput_per_ms
 RATES = [(1.0, 1.2, 0.35),          # compute units a bottleneck: full phase space
          (1.0, 2.0, 0.1),           # the units fill now and then
          (2.0, 1.0, 0.5),           # memory the bottleneck
@@ -46,7 +46,7 @@ def _assert_same(got, ref, rel=1e-9, abs_prob=1e-14):
 def test_new_routes_match_the_previous_dense_solver(K, c, blocking):
     """Every route agrees with logarithmic reduction to 1e-9, up to and beyond saturation."""
     for mu in RATES:
-        cap = float(pl.tandem(0.0, *mu, K, c, blocking).max_throughput)
+        cap = float(pl.tandem(0.0, *mu, K, c, blocking).max_throughput_per_ms)
         lam = LOADS * cap
         ref = pl.tandem(lam, *mu, K, c, blocking, method="reference")
         _assert_same(pl.tandem(lam, *mu, K, c, blocking), ref)
@@ -137,7 +137,7 @@ def test_mixed_routes_in_one_call_broadcast_like_single_calls():
     mu_cu = np.array([0.1, 12.0, 0.35])                   # full, reduced, full
     lam = np.array([[0.2], [0.6]])
     res = pl.tandem(lam, 1.0, 1.5, mu_cu, 3, 6, "after")
-    assert res.w_total.shape == (2, 3)
+    assert res.w_total_ms.shape == (2, 3)
     for i in range(2):
         for j in range(3):
             one = pl.tandem(lam[i, 0], 1.0, 1.5, mu_cu[j], 3, 6, "after")
@@ -158,7 +158,7 @@ def test_large_tandem_matches_job_level_simulation(blocking):
     assert sim.l_mem == pytest.approx(exact.l_mem, rel=0.05)
     assert sim.p_cpu_blocked == pytest.approx(exact.p_cpu_blocked, abs=2e-3)
     assert sim.p_mem_blocked == 0.0 == exact.p_mem_blocked
-    assert sim.throughput == pytest.approx(lam, rel=0.02)
+    assert sim.throughput_per_ms == pytest.approx(lam, rel=0.02)
 
 
 @pytest.mark.parametrize("blocking", pl.BLOCKING)
@@ -168,6 +168,6 @@ def test_tiny_rates_keep_every_measure_accurate(blocking):
                           (1e-6, (1.0, 1.2, 0.35), 3, 2)]:
         got = pl.tandem(lam, *mu, K, c, blocking)
         ref = pl.tandem(lam, *mu, K, c, blocking, method="reference")
-        for key in ("w_cpu", "w_mem", "w_cu", "l_mem", "l_cu"):
+        for key in ("w_cpu_ms", "w_mem_ms", "w_cu_ms", "l_mem", "l_cu"):
             assert getattr(got, key) == pytest.approx(getattr(ref, key), rel=1e-9), key
         assert got.l_mem >= 0 and got.p_cpu_blocked >= 0 and got.p_mem_blocked >= 0
