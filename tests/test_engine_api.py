@@ -4,9 +4,11 @@ every public function and class of every engine module then, by the same module 
 checks that the old name gives the same objects), with the same arguments in the same
 order and the same result attributes (``tests/data/engine_api_before_redesign.json``,
 read off the engine as it was then); and every simulator speaks one summary vocabulary."""
+import dataclasses
 import importlib
 import inspect
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -95,3 +97,122 @@ def test_a_pipeline_result_s_old_field_names_answer_the_new(result):
         with pytest.warns(DeprecationWarning, match=rf"\.{old} is deprecated; use \.{new} "):
             got = getattr(obj, old)
         assert np.array_equal(got, getattr(obj, new)), old
+
+
+def test_the_llm_batching_answers_old_keys_answer_the_new():
+    """compare_strategies' answers and paper_comparison's rows were dicts keyed
+    mean_wait, mean_sojourn (and lam): those keys and attributes read the numbers now named
+    with their unit (s, per s), with a warning naming the new one."""
+    from scipy import stats
+    from engine import llm_batching as lb
+    out = lb.compare_strategies(0.05, stats.uniform(0.0, 1000.0), (0.06, 0.126, 0.0003, 0.02269),
+                                b=4, n_jobs=500, seed=1)
+    v = out["fixed"]
+    row = lb.ComparisonRow("uniform(0, 1000)", 0.05, 0.2, "fixed", 64, **v)
+    for obj in (*out.values(), row):
+        renamed = _renamed(type(obj))
+        assert set(renamed) == ({"mean_wait", "mean_sojourn"} | (
+            {"lam"} if obj is row else set()))
+        for old, new in renamed.items():
+            with pytest.warns(DeprecationWarning, match=rf"\['{old}'\] is deprecated; use "
+                              rf"\['{new}'\]"):
+                assert obj[old] == obj[new]
+            with pytest.warns(DeprecationWarning, match=rf"\.{old} is deprecated"):
+                assert getattr(obj, old) == getattr(obj, new)
+
+
+# ------------------------------------------------------------ batching: names with units
+
+ALPHA_MS, TAU0_MS = 0.1438, 1.8874           # the V100 profile
+LAM_PER_MS = 0.5 / ALPHA_MS                    # ρ = 0.5
+TABLE_MS = ALPHA_MS * np.arange(1, 17) + TAU0_MS
+LOAD = dict(lam=LAM_PER_MS, alpha=ALPHA_MS, tau0=TAU0_MS)
+RUN = dict(n_jobs=2_000, seed=1)
+LOOP = dict(alpha=1.0, tau0=1.0, think_time=1.0)
+
+# (function, positional arguments, keywords under their old names): one row per function
+# whose keywords were renamed to carry a unit (lam → lam_per_ms, alpha → alpha_ms,
+# tau0 → tau0_ms, think_time → think_time_ms, beta → beta_j, c0 → c0_j, ...)
+BATCHING_OLD_KEYWORDS = [
+    ("capacity", (), dict(alpha=ALPHA_MS, tau0=TAU0_MS, b_max=32)),
+    ("below_capacity", (), dict(LOAD, b_max=32)),
+    ("phi0", (), LOAD), ("phi1", (), LOAD), ("phi", (), LOAD),
+    ("utilization_bound", (), LOAD),
+    ("energy_efficiency_bound", (), dict(LOAD, beta=0.044, c0=0.155)),
+    ("efficiency_from_batch_size", (8.0,), dict(beta=0.044, c0=0.155)),
+    ("batch_energy", (8,), dict(beta=0.044, c0=0.155)),
+    ("stationary", (), dict(LOAD, b_max=32)), ("mean_latency", (), LOAD),
+    ("mean_wait", (), dict(LOAD, b_max=32)), ("mean_batch_size", (), LOAD),
+    ("utilization", (), LOAD), ("energy_efficiency", (), dict(LOAD, beta=0.044, c0=0.155)),
+    ("exact.unlimited_moments", (), dict(LOAD, lam=np.array([LAM_PER_MS]))),
+    ("exact.limited_solution", (), dict(lam=1.0, tau=TABLE_MS[:8])),
+    ("sweep_from_results", (), dict(lam=[LAM_PER_MS, 1e3], results=[None, None])),
+    ("simulate_batching", (), dict(LOAD, b_max=16, max_queue_delay=1.0,
+                                   preferred_batch_size=8, **RUN)),
+    ("simulate_batching", (), dict(lam=LAM_PER_MS, batch_time=TABLE_MS, **RUN)),
+    ("simulate_records", (), dict(LOAD, max_queue_delay=1.0, preferred_batch_size=8, **RUN)),
+    ("closed_loop", (4,), LOOP),
+    ("simulate_closed_loop", (4,), dict(LOOP, n_batches=200, rng=2)),
+    ("simulate_closed_loop_records", (4,), dict(LOOP, n_batches=200, rng=2)),
+    ("mean_latency_mmpp2", ("MMPP2",), dict(alpha=ALPHA_MS, tau0=TAU0_MS, b_max=16)),
+]
+
+
+def _same(a, b) -> bool:
+    """Equal numbers all the way down (dataclasses, tuples, arrays; NaN equals NaN)."""
+    if dataclasses.is_dataclass(a):
+        return type(a) is type(b) and all(_same(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if a is None or b is None:
+        return a is b
+    a, b = np.asarray(a), np.asarray(b)
+    return np.array_equal(a, b, equal_nan=a.dtype.kind in "fc" and b.dtype.kind in "fc")
+
+
+def _batching(name):
+    from engine import batching
+    module, _, name = name.rpartition(".")
+    return getattr(importlib.import_module(f"engine.batching.{module}") if module
+                   else batching, name)
+
+
+@pytest.mark.parametrize("name, args, old", BATCHING_OLD_KEYWORDS,
+                         ids=[f"{row[0]}-{i}" for i, row in enumerate(BATCHING_OLD_KEYWORDS)])
+def test_a_batching_function_s_old_keywords_answer_the_new(name, args, old):
+    """Each batching keyword of before (λ per ms, times in ms, energies in J without the
+    unit in the name) still works: the same numbers as the new name, with a
+    DeprecationWarning naming the new keyword."""
+    from engine.arrivals import MMPP2
+    fn = _batching(name)
+    args = tuple(MMPP2(2.0, 0.5, 0.01, 0.01) if a == "MMPP2" else a for a in args)
+    new = {fn.renamed_keywords.get(k, k): v for k, v in old.items()}
+    renamed = [k for k in old if k not in new]
+    assert renamed, "the row uses no old keyword"
+    with pytest.warns(DeprecationWarning) as seen:
+        before = fn(*args, **old)
+    for k in renamed:
+        assert any(f"({k}=...) is deprecated; use {fn.renamed_keywords[k]}="
+                   in str(w.message) for w in seen), k
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        now = fn(*args, **new)
+    assert _same(before, now)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("simulate_records", dict(lam_per_ms=LAM_PER_MS, alpha_ms=ALPHA_MS, tau0_ms=TAU0_MS,
+                              **RUN)),
+    ("exact.limited_solution", dict(lam_per_ms=1.0, tau_ms=TABLE_MS[:8]))])
+def test_a_batching_result_s_old_field_names_answer_the_new(name, kwargs):
+    """SimRecords (arrival, start, finish, batch_time, latency, wait → …_ms) and
+    LimitedSolution (mean_latency, mean_processing → …_ms): each old name reads the new
+    one's numbers, with a DeprecationWarning naming it."""
+    obj = _batching(name)(**kwargs)
+    renamed = _renamed(type(obj))
+    assert renamed, "no renamed field"
+    for old, new in renamed.items():
+        with pytest.warns(DeprecationWarning, match=rf"\.{old} is deprecated; use \.{new} "):
+            got = getattr(obj, old)
+        assert _same(got, getattr(obj, new)), old

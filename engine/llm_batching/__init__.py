@@ -13,7 +13,8 @@ Poisson process (per second) with i.i.d. output token counts from a law on
 * ``curves``       E[L_b], μ[b] over batch sizes; fixed curves and the bound over loads;
                    a chain's curve and the strategies' simulations placed by load
 * ``coverage``     which strategy is stable where and how its latency is known there
-* ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C)
+* ``answers``      b*, the recommended b_max, every strategy compared at a load (§V-C:
+                   ``StrategyLatency``, ``ComparisonRow``)
 * ``model``        ``BatchTimes``: H and the output-token law bound, every answer a method
 * ``sim``          the discrete-event simulator (dynamic, fixed, elastic; continuous on
                    ``engine.llm_serving``'s step-by-step simulator): records
@@ -21,9 +22,9 @@ Poisson process (per second) with i.i.d. output token counts from a law on
 
 The model, its derivations and the paper's errata: docs/models/llm_batching.md.
 """
-from .answers import (B_MAX_CANDIDATES, best_fixed_batch_size, best_strategy, compare_strategies,
-                      paper_comparison, paper_laws, prefer_simulated, recommended_b_max,
-                      strategy_limits)
+from .answers import (B_MAX_CANDIDATES, ComparisonRow, StrategyLatency, best_fixed_batch_size,
+                      best_strategy, compare_strategies, paper_comparison, paper_laws,
+                      prefer_simulated, recommended_b_max, strategy_limits)
 from .batch_times import (batch_time, check_dist, check_k, expected_max_tokens, max_token_moments,
                           max_token_nodes, mean_batch_time, optimal_batch_size, throughput,
                           upper_support)
@@ -44,7 +45,8 @@ __all__ = [
     "B_HORIZON", "B_MAX_CANDIDATES", "CHAIN_MAX_STATES", "EXACT", "NOT_COMPUTED", "SIMULATED",
     "NO_EXACT", "STRATEGIES", "UNSTABLE", "StrategyMap", "chain_loads", "curve_grid", "strategy_map",
     "BatchTimes", "BatchSizeCurve", "ChainCurve", "StrategySims", "chain_curve", "sim_jobs", "strategy_sims",
-    "DynamicSolution", "FixedCurves", "LLMSimRecords", "LLMSimResult",
+    "ComparisonRow", "DynamicSolution", "FixedCurves", "LLMSimRecords", "LLMSimResult",
+    "StrategyLatency",
     "batch_size_curve", "batch_time", "best_fixed_batch_size", "best_strategy", "check_dist",
     "check_k", "compare_strategies", "dynamic_sojourn", "dynamic_solution", "dynamic_wait",
     "dynamic_wait_bound", "expected_max_tokens", "fixed_batch_roots_eq25", "fixed_batch_sojourn",

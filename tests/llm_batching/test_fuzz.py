@@ -321,6 +321,8 @@ def test_llm_compare(law, k, rho, b, kv):
     assert_no_nan(out)
     assert set(out) == {"dynamic", "dynamic_capped", "fixed", "fixed_realised", "elastic",
                         "continuous"}
+    assert all(isinstance(v, lb_answers.StrategyLatency) and v.method in ("exact", "simulation")
+               and v.mean_sojourn_s >= v.mean_wait_s >= 0 for v in out.values())
     tally(llm_batching.compare_strategies)
     raises_naming("lam", llm_batching.compare_strategies, -1.0, law, k, b)
 
@@ -432,6 +434,7 @@ def test_llm_paper_comparison(k, rho, kv):
     rows = llm_batching.paper_comparison(k, loads=(rho,), n_jobs=100, kv_capacity_tokens=kv)
     assert_no_nan(rows)
     assert {r["law"] for r in rows} == set(llm_batching.paper_laws())
+    assert all(isinstance(r, lb_answers.ComparisonRow) and r.lam_per_s > 0 for r in rows)
     tally(llm_batching.paper_comparison)
 
 
@@ -474,7 +477,9 @@ FUZZED = {
         "best_strategy": test_llm_batch_times, "paper_laws": test_llm_batch_times,
         "strategy_limits": test_llm_batch_times, "prefer_simulated": test_llm_batch_times,
         "recommended_b_max": test_llm_dynamic, "best_fixed_batch_size": test_llm_dynamic,
-        "compare_strategies": test_llm_compare, "paper_comparison": test_llm_paper_comparison},
+        "compare_strategies": test_llm_compare, "paper_comparison": test_llm_paper_comparison,
+        "StrategyLatency": (test_llm_compare, "compare_strategies"),
+        "ComparisonRow": (test_llm_paper_comparison, "paper_comparison")},
     lb_coverage: {   # tests/llm_batching/test_llm_batching.py (arrays in, labels out)
         "curve_grid": test_llm_batch_times, "chain_loads": test_llm_batch_times,
         "strategy_map": test_llm_batch_times,
