@@ -2,7 +2,10 @@
 
 Poisson arrivals of rate λ; whenever the server is free and jobs wait, all of them
 (at most ``b_max``) start as one batch of deterministic time τ[b] = αb + τ0 (eq 25).
-Times in any one unit (the presets use ms, so λ is per ms).
+Times in ms and rates per ms, as the names say (``lam_per_ms``, ``alpha_ms``, ``tau0_ms``,
+``think_time_ms``, ``max_queue_delay_ms``; energies ``beta_j``, ``c0_j`` in J); the keywords
+of before (``lam=``, ``alpha=``, ``tau0=`` …) still work for one release, with a
+``DeprecationWarning``.
 
 * ``formulas``    capacity, bounds φ0/φ1/φ, energy efficiency and its bound, load units
 * ``exact``       the exact chain solvers (series for b_max = ∞, departure chain otherwise)

@@ -33,7 +33,7 @@ def max_rate_for_mean_latency(target_ms, alpha_ms, tau0_ms, b_max=None) -> float
     """
     alpha, tau0 = alpha_ms, tau0_ms
     target = float(TARGET.check(target_ms))
-    alpha, tau0 = float(ALPHA.check(alpha)), float(TAU0.check(tau0))
+    alpha, tau0 = float(ALPHA.check(alpha, "alpha_ms")), float(TAU0.check(tau0, "tau0_ms"))
     b = check_b_max(b_max)
     b_max = None if np.isinf(b) else int(b)
     if mean_latency(0.0, alpha, tau0, b_max) > target:
@@ -87,16 +87,18 @@ def rate_seed(seed, i: int) -> np.random.SeedSequence:
 def simulate_rate(lam_per_ms, alpha_ms, tau0_ms, b_max=None, n_jobs=200_000, seed=None, **policy):
     """One point of a sweep: the simulation summary, or None when λ is unstable (or 0)."""
     lam, alpha, tau0 = lam_per_ms, alpha_ms, tau0_ms
-    lam = float(LAM.check(lam))
+    lam = float(LAM.check(lam, "lam_per_ms"))
     cap = float(capacity(alpha, tau0, b_max))     # checks them at λ = 0 too
     if not 0.0 < lam < cap:
         return None
     return simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed, **policy)
 
 
-def sweep_from_results(lam, results) -> RateSweep:
-    """Collect per-point simulation summaries (None = unstable) into a ``RateSweep``."""
-    lam = np.asarray(lam, dtype=float)
+@renamed_keywords(lam="lam_per_ms")
+def sweep_from_results(lam_per_ms, results) -> RateSweep:
+    """Collect per-point simulation summaries (None = unstable) at the rates ``lam_per_ms``
+    (per ms) into a ``RateSweep``."""
+    lam = np.asarray(lam_per_ms, dtype=float)
     fields = ("mean_latency_ms", "ci95_ms", "p50_ms", "p95_ms", "p99_ms", "mean_batch_size")
     cols = {k: np.array([np.inf if r is None else getattr(r, k) for r in results]) for k in fields}
     reliable = np.array([r is not None and r.ci_reliable for r in results])
@@ -106,9 +108,9 @@ def sweep_from_results(lam, results) -> RateSweep:
 @renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
 def simulate_rates(lam_per_ms, alpha_ms, tau0_ms, b_max=None, n_jobs=200_000, seed=0,
                    progress: Callable[[float], None] | None = None, **policy) -> RateSweep:
-    """Simulate each rate in ``lam`` (point i uses the stream ``rate_seed(seed, i)``).
+    """Simulate each rate in ``lam_per_ms`` (point i uses the stream ``rate_seed(seed, i)``).
 
-    ``policy``: ``max_queue_delay``/``preferred_batch_size`` as in
+    ``policy``: ``max_queue_delay_ms``/``preferred_batch_size`` as in
     ``engine.batching.sim.simulate_batching``.  ``progress(fraction)`` is called after
     each point.  Unstable rates give ``inf`` statistics without simulating.
     """
@@ -194,7 +196,7 @@ def sweep_queue_delay(lam_per_ms, alpha_ms, tau0_ms, b_max, preferred_batch_size
     out = np.empty((3, delays.size))
     for i, d in enumerate(delays):
         r = simulate_batching(lam, alpha, tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
-                                  max_queue_delay=d, preferred_batch_size=preferred_batch_size)
+                                  max_queue_delay_ms=d, preferred_batch_size=preferred_batch_size)
         out[:, i] = r.mean_latency_ms, r.p99_ms, r.mean_batch_size
         if progress is not None:
             progress((i + 1) / delays.size)

@@ -2,7 +2,7 @@
 
 Each of ``n_clients`` clients sends a request, waits for its reply, spends a think
 time outside the server (client and network: a pure delay, exponential with mean
-``think_time``) and sends the next.  Requests join one FIFO queue shared by
+``think_time_ms``) and sends the next.  Requests join one FIFO queue shared by
 ``instances`` copies of the batching server; a free copy takes every waiting request
 (at most ``b_max``) as one batch of deterministic time τ[b] = αb + τ0.
 
@@ -23,7 +23,7 @@ Little's law n = throughput·(mean latency + think time) holds exactly for every
 method.  Derivations, the approximation's measured error: docs/models/batching.md,
 "Closed loop".
 
->>> r = closed_loop(4, alpha=1.0, tau0=1.0)          # all four in every batch: τ[4] = 5
+>>> r = closed_loop(4, alpha_ms=1.0, tau0_ms=1.0)    # all four in every batch: τ[4] = 5
 >>> float(r.throughput_per_ms), float(r.mean_latency_ms), r.method
 (0.8, 5.0, 'cycle')
 """
@@ -39,7 +39,7 @@ from scipy.special import betaln
 
 from ..core.domains import ALPHA, INSTANCES, N_CLIENTS, TAU0, THINK_TIME, check_b_max
 from ..core.jit import BACKEND, compiled
-from ..core.renamed import renamed_attribute
+from ..core.renamed import renamed_attribute, renamed_keywords
 
 CYCLE = "cycle"
 CYCLE_START = "cycle: all clients start at once"
@@ -55,8 +55,7 @@ RESTART = 1e-15           # restart probability per batch in the stationary solv
 class ClosedLoop:
     """Closed-loop steady state, arrays of the broadcast shape (floats for scalars).
 
-    Times in ms, the unit of α, τ0 and θ as ``engine.batching`` takes them (another unit
-    given there comes back in that unit under the same names).
+    Times in ms, the unit of α, τ0 and θ (``alpha_ms``, ``tau0_ms``, ``think_time_ms``).
     ``throughput_per_ms``: requests per ms; ``mean_latency_ms``: from a request's arrival
     at the queue to its batch's completion, think time excluded; ``mean_batch_size``: per
     batch; ``utilization``: mean busy copies / instances; ``method``: how each point was
@@ -74,21 +73,24 @@ class ClosedLoop:
     mean_latency = renamed_attribute("mean_latency_ms")
 
 
-def closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1) -> ClosedLoop:
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms", think_time="think_time_ms")
+def closed_loop(n_clients, alpha_ms, tau0_ms, b_max=None, think_time_ms=0.0,
+                instances=1) -> ClosedLoop:
     """Throughput, mean latency, mean batch size and utilization of N clients in a loop.
 
     All arguments broadcast like a numpy ufunc: ``n_clients`` N (integer, 1..4096),
-    ``alpha``/``tau0`` (τ[b] = αb + τ0), ``b_max`` (None or inf: unlimited),
-    ``think_time`` θ (mean exponential think time, same unit as α), ``instances``
-    (copies sharing the queue).  The method per point: the module docstring.  The
+    ``alpha_ms``/``tau0_ms`` (τ[b] = αb + τ0 in ms), ``b_max`` (None or inf: unlimited),
+    ``think_time_ms`` θ (mean exponential think time in ms), ``instances`` (copies
+    sharing the queue).  The keywords of before (``alpha=``, ``tau0=``, ``think_time=``)
+    still work, with a ``DeprecationWarning``.  The method per point: the module docstring.  The
     closed forms are vectorised; the chain and the flow-equivalent server are solved
     once per distinct parameter tuple (the chain's states and transition laws depend
     on N, α, τ0, b_max and θ together, so no two points share a matrix) and cached.
     """
     n = N_CLIENTS.check(n_clients)
-    a, t0 = ALPHA.check(alpha), TAU0.check(tau0)
+    a, t0 = ALPHA.check(alpha_ms, "alpha_ms"), TAU0.check(tau0_ms, "tau0_ms")
     b = check_b_max(b_max)
-    theta = THINK_TIME.check(think_time)
+    theta = THINK_TIME.check(think_time_ms, "think_time_ms")
     c = INSTANCES.check(instances)
     n, a, t0, b, theta, c = np.broadcast_arrays(n, a, t0, b, theta, c)
     shape = n.shape

@@ -1,12 +1,13 @@
 """Discrete-event simulator of the closed loop perf_analyzer drives (fixed concurrency).
 
 ``n_clients`` clients each send a request, wait for its reply, spend a think time
-outside the server (exponential with mean ``think_time``, or exactly ``think_time``)
+outside the server (exponential with mean ``think_time_ms``, or exactly that)
 and send the next one.  Requests join one FIFO queue shared by ``instances`` copies
 of the batching server; a free copy takes every waiting request (at most ``b_max``)
 as one batch of deterministic time τ[b] = αb + τ0.  All clients send their first
-request at time 0.  The model it checks: ``closed_loop``; the derivations:
-docs/models/batching.md, "Closed loop".
+request at time 0.  Times in ms (``alpha_ms``, ``tau0_ms``, ``think_time_ms``; the
+keywords of before still work, with a ``DeprecationWarning``).  The model it checks:
+``closed_loop``; the derivations: docs/models/batching.md, "Closed loop".
 """
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.domains import (ALPHA, INSTANCES, N_BATCHES, N_CLIENTS, TAU0, THINK_TIME,
-                            WARMUP_BATCHES, check_b_max)
+from ..core.domains import (ALPHA, INSTANCES, N_BATCHES, N_CLIENTS, TAU0, THINK_LAW,
+                            THINK_TIME, WARMUP_BATCHES, check_b_max)
 from ..core.jit import compiled
 from ..core.records import summary_of, warmup_count
-from ..core.renamed import renamed_attribute
+from ..core.renamed import renamed_attribute, renamed_keywords
 from ..core.stats import N_GROUPS, ci95_half_width
 
-THINK_LAWS = ("exponential", "deterministic")
+THINK_LAWS = THINK_LAW.values
 
 # Slots of the float state: time, busy copy-time counted, start of the counted span.
 _T, _BUSY, _T_START = range(3)
@@ -211,17 +212,22 @@ class ClosedLoopRecords:
     busy_copy_time = renamed_attribute("busy_copy_time_ms")
 
 
-def simulate_closed_loop_records(n_clients, alpha, tau0, b_max=None, think_time=0.0,
+_OLD_KEYWORDS = dict(alpha="alpha_ms", tau0="tau0_ms", think_time="think_time_ms")
+
+
+@renamed_keywords(**_OLD_KEYWORDS)
+def simulate_closed_loop_records(n_clients, alpha_ms, tau0_ms, b_max=None, think_time_ms=0.0,
                                  instances=1, *, n_batches=20_000, warmup=None,
                                  think="exponential", rng=None) -> ClosedLoopRecords:
     """The closed loop's sample path (``simulate_closed_loop``'s arguments) as records;
     ``summarize_closed_loop`` gives its summary."""
     n = _scalar_int(N_CLIENTS, n_clients, "n_clients")
-    a = ALPHA.check(alpha)
-    t0 = TAU0.check(tau0)
-    theta = THINK_TIME.check(think_time)
+    a = ALPHA.check(alpha_ms, "alpha_ms")
+    t0 = TAU0.check(tau0_ms, "tau0_ms")
+    theta = THINK_TIME.check(think_time_ms, "think_time_ms")
     if a.ndim or t0.ndim or theta.ndim:
-        raise ValueError("alpha, tau0 and think_time must be single values to simulate")
+        raise ValueError("alpha_ms, tau0_ms and think_time_ms must be single values to "
+                         "simulate")
     b = check_b_max(b_max)
     if b.ndim:
         raise ValueError("b_max must be a single value to simulate")
@@ -231,8 +237,7 @@ def simulate_closed_loop_records(n_clients, alpha, tau0, b_max=None, think_time=
     # is the shared n // 10
     warm = (warmup_count(count, None) if warmup is None
             else _scalar_int(WARMUP_BATCHES, warmup, "warmup"))
-    if think not in THINK_LAWS:
-        raise ValueError(f"think must be one of {THINK_LAWS}, got {think!r}")
+    THINK_LAW.check(think)
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     cap = int(min(n, b))
     tau = float(a) * np.arange(1, cap + 1) + float(t0)
@@ -299,20 +304,21 @@ def summarize_closed_loop(records: ClosedLoopRecords) -> ClosedLoopSimResult:
         n_requests=int(counted), n_batches=int(records.n_batches), ci_reliable=bool(reliable))
 
 
-def simulate_closed_loop(n_clients, alpha, tau0, b_max=None, think_time=0.0, instances=1, *,
-                         n_batches=20_000, warmup=None, think="exponential",
+@renamed_keywords(**_OLD_KEYWORDS)
+def simulate_closed_loop(n_clients, alpha_ms, tau0_ms, b_max=None, think_time_ms=0.0,
+                         instances=1, *, n_batches=20_000, warmup=None, think="exponential",
                          rng=None) -> ClosedLoopSimResult:
     """Simulate the closed loop (all clients send at time 0) until ``n_batches`` batches
     have completed after the warm-up (more when the last completions coincide).
 
-    ``n_clients`` N, ``alpha``/``tau0`` (τ[b] = αb + τ0), ``b_max`` (None: unlimited),
-    ``think_time`` (mean time a client spends outside the server between a reply and its
-    next request, ``think`` = "exponential" or "deterministic"), ``instances`` (copies
+    ``n_clients`` N, ``alpha_ms``/``tau0_ms`` (τ[b] = αb + τ0 in ms), ``b_max`` (None:
+    unlimited), ``think_time_ms`` (mean time in ms a client spends outside the server
+    between a reply and its next request, ``think`` = "exponential" or "deterministic"), ``instances`` (copies
     sharing the queue): scalars.  ``warmup`` batches (default n_batches // 10) are left
     out of every statistic.  ``rng``: a ``numpy.random.Generator`` (or a seed for
     ``numpy.random.default_rng``).  The records and their summary:
     ``simulate_closed_loop_records``, ``summarize_closed_loop``.
     """
     return summarize_closed_loop(simulate_closed_loop_records(
-        n_clients, alpha, tau0, b_max, think_time, instances, n_batches=n_batches,
+        n_clients, alpha_ms, tau0_ms, b_max, think_time_ms, instances, n_batches=n_batches,
         warmup=warmup, think=think, rng=rng))

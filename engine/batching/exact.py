@@ -16,6 +16,8 @@ import numpy as np
 from scipy.linalg import solve_banded
 from scipy.special import gammaln, lambertw
 
+from ..core.renamed import renamed_attribute, renamed_keywords
+
 _SERIES_ORDER = 8          # terms of the tail power series
 _SERIES_REACH = 0.05       # use the series once u <= this * (1 - rho) / (1 + c)
 _NEGLIGIBLE = 1e-17        # stop once Pr(A = 0) is below this fraction of λτ0
@@ -122,8 +124,11 @@ def unlimited_idle_weight(rho: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.exp(log_f_inf) / total
 
 
-def unlimited_moments(lam, alpha, tau0):
-    """(Pr(A=0), E[B], E[B²]) for b_max = ∞ at stable points (λα < 1), eqs 31-32."""
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def unlimited_moments(lam_per_ms, alpha_ms, tau0_ms):
+    """(Pr(A=0), E[B], E[B²]) for b_max = ∞ at stable points (λα < 1), eqs 31-32: λ per
+    ms, α and τ0 in ms (unchecked: the caller checks them)."""
+    lam, alpha, tau0 = lam_per_ms, alpha_ms, tau0_ms
     rho = lam * alpha
     c = lam * tau0
     p = unlimited_idle_weight(rho, c)
@@ -136,18 +141,22 @@ def unlimited_moments(lam, alpha, tau0):
 class LimitedSolution:
     """Stationary solution of the finite-b_max queue at one arrival rate.
 
-    Times in the unit of the batch-time table; ``batch_size_pmf[m-1]`` is
-    Pr(B = m) over batches, m = 1..b_max.
+    Times in ms (the unit of the batch-time table); ``batch_size_pmf[m-1]`` is
+    Pr(B = m) over batches, m = 1..b_max.  The names without a unit (``mean_latency``,
+    ``mean_processing``) still read the fields, with a ``DeprecationWarning``.
     """
 
-    mean_latency: float          # E[W], waiting + processing
-    mean_processing: float       # E[Ĥ], processing time of a random job's batch
+    mean_latency_ms: float       # E[W], waiting + processing
+    mean_processing_ms: float    # E[Ĥ], processing time of a random job's batch
     mean_batch_size: float       # E[B] over batches
     utilization: float           # 1 − π0, fraction of time the server is busy
     batch_size_pmf: np.ndarray
     n_states: int                # truncation level used
     tail_mass: float             # geometric estimate of the probability cut off (≤ 1e-15
                                  # except within ~1e-5 of capacity, where memory caps it)
+
+    mean_latency = renamed_attribute("mean_latency_ms")
+    mean_processing = renamed_attribute("mean_processing_ms")
 
 
 def _tail_ratio(s_b: float, b: int) -> float:
@@ -188,15 +197,17 @@ def _departure_chain(lam: float, s: np.ndarray, n_states: int) -> np.ndarray:
     return q / q.sum()
 
 
-def limited_solution(lam: float, tau: np.ndarray) -> LimitedSolution:
-    """Exact solution for b_max = len(tau) and batch times tau[m-1] (m = 1..b_max).
+@renamed_keywords(lam="lam_per_ms", tau="tau_ms")
+def limited_solution(lam_per_ms: float, tau_ms: np.ndarray) -> LimitedSolution:
+    """Exact solution for b_max = len(tau_ms) and batch times tau_ms[m-1] in ms
+    (m = 1..b_max) at the arrival rate ``lam_per_ms`` (per ms).
 
     Requires a stable load, λ·tau[-1] < b_max.  The chain of jobs left waiting at
     departures is truncated adaptively: the truncation doubles until the top
     quarter of the states holds less than 1e-15, never beyond the level where
     the chain's geometric tail (ratio 1/z0) is below 1e-15.
     """
-    tau = np.asarray(tau, dtype=float)
+    lam, tau = lam_per_ms, np.asarray(tau_ms, dtype=float)
     b = tau.size
     if lam == 0.0:
         pmf = np.zeros(b)
@@ -226,8 +237,8 @@ def limited_solution(lam: float, tau: np.ndarray) -> LimitedSolution:
     mean_batch = q @ batch
     pmf = np.bincount(batch - 1, weights=q, minlength=b)
     return LimitedSolution(
-        mean_latency=area / cycle / lam,
-        mean_processing=(q @ (batch * tau_n)) / mean_batch,
+        mean_latency_ms=area / cycle / lam,
+        mean_processing_ms=(q @ (batch * tau_n)) / mean_batch,
         mean_batch_size=mean_batch,
         utilization=(q @ tau_n) / cycle,
         batch_size_pmf=pmf,

@@ -3,6 +3,9 @@ utilization and energy efficiency, and the frozen ``DynamicBatching`` model obje
 
 Every function broadcasts like a numpy ufunc.  A load at or beyond capacity gives
 ``inf`` for the means; batch size, utilization and η take their saturated limits.
+Arguments: λ per ms (``lam_per_ms``), α and τ0 in ms (``alpha_ms``, ``tau0_ms``), β and
+c0 in J (``beta_j``, ``c0_j``); the keywords of before still work, with a
+``DeprecationWarning``.
 """
 from __future__ import annotations
 
@@ -40,14 +43,17 @@ class Stationary:
         return np.where(np.isinf(latency), np.inf, wait)[()]
 
 
-def stationary(lam, alpha, tau0, b_max=None) -> Stationary:
-    """Exact E[W], E[Ĥ], E[B] and utilization, broadcast over all arguments.
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def stationary(lam_per_ms, alpha_ms, tau0_ms, b_max=None) -> Stationary:
+    """Exact E[W], E[Ĥ] (ms), E[B] and utilization, broadcast over all arguments: λ per
+    ms, α and τ0 in ms.
 
     b_max = None (or inf): the generating-function series (``exact.unlimited_moments``),
     vectorised; a finite b_max: one departure-chain solve per point.  Unstable
     points give E[W] = inf, E[B] = b_max, utilization 1.
     """
-    lam, alpha, tau0 = LAM.check(lam), ALPHA.check(alpha), TAU0.check(tau0)
+    lam = LAM.check(lam_per_ms, "lam_per_ms")
+    alpha, tau0 = ALPHA.check(alpha_ms, "alpha_ms"), TAU0.check(tau0_ms, "tau0_ms")
     b = check_b_max(b_max)
     lam, alpha, tau0, b = np.broadcast_arrays(lam, alpha, tau0, b)
     shape = lam.shape
@@ -75,7 +81,7 @@ def stationary(lam, alpha, tau0, b_max=None) -> Stationary:
         size = int(b[i])
         tau = alpha[i] * np.arange(1, size + 1) + tau0[i]
         sol = _limited(float(lam[i]), tuple(tau))
-        latency[i], processing[i] = sol.mean_latency, sol.mean_processing
+        latency[i], processing[i] = sol.mean_latency_ms, sol.mean_processing_ms
         batch[i], util[i] = sol.mean_batch_size, sol.utilization
     return Stationary(*(x.reshape(shape)[()] for x in (latency, processing, batch, util)))
 
@@ -85,34 +91,43 @@ def _limited(lam: float, tau: tuple) -> exact.LimitedSolution:
     return exact.limited_solution(lam, np.asarray(tau))
 
 
-def mean_latency(lam, alpha, tau0, b_max=None):
-    """Exact mean latency E[W] (waiting + processing), eqs 15 and 35; ``inf`` at capacity."""
-    return stationary(lam, alpha, tau0, b_max).mean_latency_ms
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def mean_latency(lam_per_ms, alpha_ms, tau0_ms, b_max=None):
+    """Exact mean latency E[W] in ms (waiting + processing), eqs 15 and 35; ``inf`` at
+    capacity."""
+    return stationary(lam_per_ms, alpha_ms, tau0_ms, b_max).mean_latency_ms
 
 
-def mean_wait(lam, alpha, tau0, b_max=None):
-    """Exact mean wait before a job's batch starts: E[W] − E[Ĥ] (Remark 1)."""
-    return stationary(lam, alpha, tau0, b_max).mean_wait_ms
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def mean_wait(lam_per_ms, alpha_ms, tau0_ms, b_max=None):
+    """Exact mean wait in ms before a job's batch starts: E[W] − E[Ĥ] (Remark 1)."""
+    return stationary(lam_per_ms, alpha_ms, tau0_ms, b_max).mean_wait_ms
 
 
-def mean_batch_size(lam, alpha, tau0, b_max=None):
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def mean_batch_size(lam_per_ms, alpha_ms, tau0_ms, b_max=None):
     """Exact mean batch size E[B] (eq 31 for b_max = ∞); b_max (or inf) beyond capacity."""
-    return stationary(lam, alpha, tau0, b_max).mean_batch_size
+    return stationary(lam_per_ms, alpha_ms, tau0_ms, b_max).mean_batch_size
 
 
-def utilization(lam, alpha, tau0, b_max=None):
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms")
+def utilization(lam_per_ms, alpha_ms, tau0_ms, b_max=None):
     """Exact server utilization 1 − π0 (eq 38); 1 beyond capacity (bound: Lemma 5)."""
-    return stationary(lam, alpha, tau0, b_max).utilization
+    return stationary(lam_per_ms, alpha_ms, tau0_ms, b_max).utilization
 
 
-def energy_efficiency(lam, alpha, tau0, beta, c0, b_max=None):
-    """Exact energy efficiency η = 1/(β + c0/E[B]) in jobs per energy unit (eqs 17-19).
+@renamed_keywords(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms", beta="beta_j",
+                  c0="c0_j")
+def energy_efficiency(lam_per_ms, alpha_ms, tau0_ms, beta_j, c0_j, b_max=None):
+    """Exact energy efficiency η = 1/(β + c0/E[B]) in jobs per J (eqs 17-19), β and c0
+    in J.
 
     With c[b] = βb + c0 in joules, η is in jobs per joule; non-decreasing in λ
     (Corollary 1), saturated (1/β for b_max = ∞) beyond capacity.
     """
-    efficiency_from_batch_size(1.0, beta, c0)            # check β, c0 before solving
-    return efficiency_from_batch_size(mean_batch_size(lam, alpha, tau0, b_max), beta, c0)
+    efficiency_from_batch_size(1.0, beta_j, c0_j)        # check β, c0 before solving
+    return efficiency_from_batch_size(mean_batch_size(lam_per_ms, alpha_ms, tau0_ms, b_max),
+                                      beta_j, c0_j)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Exact mean latency of the greedy batching server under MMPP-2 (two-phase MAP) arrivals.
 
-``mean_latency_mmpp2(arrivals, alpha, tau0, b_max)``: the batch-start chain of Inoue's
+``mean_latency_mmpp2(arrivals, alpha_ms, tau0_ms, b_max)``: the batch-start chain of Inoue's
 model (docs/models/batching.md, "Bursty arrivals: MMPP-2") extended with the arrival
 phase.  The state at a batch start is (jobs waiting n ≥ 1, arrival phase i); the batch
 takes b = min(n, b_max) jobs for the deterministic time τ[b] = αb + τ0, and the number
@@ -11,7 +11,9 @@ an idle time, at the end of which the phase has the law (−D0)⁻¹D1.  The cha
 truncated at N levels where its stationary tail is below 1e-12, and E[W] follows from
 renewal reward: E[area under the number in system over a cycle] / E[jobs per cycle].
 
-Scalars only (one chain per call): ``alpha``, ``tau0``, ``b_max`` single values.
+Scalars only (one chain per call): ``alpha_ms``, ``tau0_ms``, ``b_max`` single values
+(the keywords of before, ``alpha=`` and ``tau0=``, still work, with a
+``DeprecationWarning``).
 The counting matrices are in ``map_counts``, the chain and its solves in ``mmpp_chain``;
 this module chooses the truncation and checks it.
 """
@@ -25,7 +27,7 @@ from .formulas import below_capacity, capacity
 from .map_counts import _map_matrices, _phase_law
 from .mmpp_chain import _MAX_DENSE_STATES, _build, _means, _solve, _tail
 from ..core.domains import ALPHA, TAU0, check_b_max
-from ..core.renamed import renamed_attribute
+from ..core.renamed import renamed_attribute, renamed_keywords
 
 _TAIL_TOL = 1e-12          # stationary mass allowed in the top quarter of the levels
 _MEAN_TOL = 1e-9           # relative change of E[W] when the truncation is raised
@@ -130,13 +132,14 @@ def _level_cap(d1, alpha, tau0, b_max) -> int:
 
 # ------------------------------------------------------------------ public API
 
-def mean_latency_mmpp2(arrivals, alpha, tau0, b_max=None) -> Mmpp2Batching:
+@renamed_keywords(alpha="alpha_ms", tau0="tau0_ms")
+def mean_latency_mmpp2(arrivals, alpha_ms, tau0_ms, b_max=None) -> Mmpp2Batching:
     """Exact mean latency, wait, batch size, utilization and throughput under MMPP-2 arrivals.
 
     ``arrivals``: an MMPP-2 (any object with 2x2 ``D0`` and ``D1``: rates r1, r2 and
     switches s12, s21 give D0 = [[−r1 − s12, s12], [s21, −r2 − s21]], D1 = diag(r1, r2);
-    any two-phase MAP works); ``alpha``, ``tau0``: batch time τ[b] = αb + τ0 in the time
-    unit of the rates; ``b_max``: None (unlimited) or the largest batch.  Scalars only.
+    any two-phase MAP works; rates per ms); ``alpha_ms``, ``tau0_ms``: batch time
+    τ[b] = αb + τ0 in ms; ``b_max``: None (unlimited) or the largest batch.  Scalars only.
 
     The greedy server of Inoue (2021): when free with jobs waiting it starts all of
     them (at most b_max) as one batch.  Exact up to the truncation of the batch-start
@@ -147,10 +150,10 @@ def mean_latency_mmpp2(arrivals, alpha, tau0, b_max=None) -> Mmpp2Batching:
     docs/models/batching.md, "Bursty arrivals: MMPP-2".
     """
     d0, d1 = _map_matrices(arrivals)
-    alpha = ALPHA.check(alpha)
-    tau0 = TAU0.check(tau0)
+    alpha = ALPHA.check(alpha_ms, "alpha_ms")
+    tau0 = TAU0.check(tau0_ms, "tau0_ms")
     b = check_b_max(b_max)
-    for name, v in (("alpha", alpha), ("tau0", tau0), ("b_max", b)):
+    for name, v in (("alpha_ms", alpha), ("tau0_ms", tau0), ("b_max", b)):
         if np.ndim(v):
             raise ValueError(f"{name} must be a single value, got shape {np.shape(v)}")
     alpha, tau0 = float(alpha), float(tau0)

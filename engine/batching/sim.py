@@ -4,9 +4,12 @@ Poisson arrivals (or a replayed trace, or any arrival process with ``rate`` and
 ``sample(n, rng)``); when the server is free and jobs wait, a
 batch of at most ``b_max`` of them starts, taking τ[b] (αb + τ0, a measured table
 or a callable).  Policies: greedy (the paper's) or the Triton-style dynamic batcher
-(``max_queue_delay``, ``preferred_batch_size``).  ``simulate_records`` returns the
+(``max_queue_delay_ms``, ``preferred_batch_size``).  ``simulate_records`` returns the
 tidy sample path, ``summarize`` its statistics, ``simulate_batching`` streams a long
-run to the same statistics.  Policy details: docs/models/batching.md.
+run to the same statistics.  Times in ms and rates per ms (``lam_per_ms``, ``alpha_ms``,
+``tau0_ms``, ``batch_time_ms``, ``max_queue_delay_ms``); the keywords of before (``lam=``,
+``alpha=``, ``tau0=``, ``batch_time=``, ``max_queue_delay=``) still work, with a
+``DeprecationWarning``.  Policy details: docs/models/batching.md.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from ..core.arrival_input import arrival_rate, is_arrival_process
 from ..core.domains import ALPHA, DELAY, LAM, N_JOBS, PREFERRED, TAU0, WARMUP, check_b_max
 from ..core.jit import BACKEND, choose, compiled
 from ..core.records import drawn_arrivals, warmup_count
-from ..core.renamed import renamed_attribute
+from ..core.renamed import renamed_attribute, renamed_keywords
 from ..core.stats import N_GROUPS, ci95_half_width, percentiles
 
 _CHUNK = 1 << 16          # arrivals generated per step
@@ -137,22 +140,33 @@ _to_arrival_times = compiled(_to_arrival_times) if BACKEND == "numba" else _to_a
 
 @dataclass(frozen=True)
 class SimRecords:
-    """Tidy sample path: per job (arrival, start, finish) and per batch (first job, size)."""
+    """Tidy sample path, times in ms: per job (arrival, start, finish) and per batch (first
+    job, size, τ).  The names without a unit (``arrival``, ``start``, ``finish``,
+    ``batch_time``, ``latency``, ``wait``) still read, with a ``DeprecationWarning``."""
 
-    arrival: np.ndarray
-    start: np.ndarray
-    finish: np.ndarray
+    arrival_ms: np.ndarray
+    start_ms: np.ndarray
+    finish_ms: np.ndarray
     batch_first: np.ndarray
     batch_size: np.ndarray
-    batch_time: np.ndarray        # τ of each batch
+    batch_time_ms: np.ndarray     # τ of each batch
+
+    arrival = renamed_attribute("arrival_ms")
+    start = renamed_attribute("start_ms")
+    finish = renamed_attribute("finish_ms")
+    batch_time = renamed_attribute("batch_time_ms")
+    latency = renamed_attribute("latency_ms")
+    wait = renamed_attribute("wait_ms")
 
     @property
-    def latency(self) -> np.ndarray:
-        return self.finish - self.arrival
+    def latency_ms(self) -> np.ndarray:
+        """Per job: arrival to the end of its batch."""
+        return self.finish_ms - self.arrival_ms
 
     @property
-    def wait(self) -> np.ndarray:
-        return self.start - self.arrival
+    def wait_ms(self) -> np.ndarray:
+        """Per job: arrival to the start of its batch."""
+        return self.start_ms - self.arrival_ms
 
 
 @dataclass(frozen=True)
@@ -188,25 +202,25 @@ class BatchingSimResult:
 # ------------------------------------------------------------------ set-up
 
 def _batch_time_law(alpha, tau0, batch_time, b_max):
-    """(τ table or callable, b_max) from either α, τ0 or ``batch_time``."""
+    """(τ table or callable, b_max) from either α, τ0 or ``batch_time`` (ms)."""
     if batch_time is None:
         if alpha is None or tau0 is None:
-            raise ValueError("give alpha and tau0, or batch_time")
-        a, t0 = float(ALPHA.check(alpha)), float(TAU0.check(tau0))
+            raise ValueError("give alpha_ms and tau0_ms, or batch_time_ms")
+        a, t0 = float(ALPHA.check(alpha, "alpha_ms")), float(TAU0.check(tau0, "tau0_ms"))
         return (lambda b: a * b + t0), b_max
     if alpha is not None or tau0 is not None:
-        raise ValueError("give either alpha and tau0, or batch_time, not both")
+        raise ValueError("give either alpha_ms and tau0_ms, or batch_time_ms, not both")
     if callable(batch_time):
         return batch_time, b_max
     table = np.asarray(batch_time, dtype=float)
     if table.ndim != 1 or table.size < 1:
-        raise ValueError("batch_time must be a 1-d table of times for b = 1, 2, ...")
+        raise ValueError("batch_time_ms must be a 1-d table of times for b = 1, 2, ...")
     if not np.all(np.isfinite(table)) or np.any(table < 0):
-        raise ValueError("batch_time must hold finite times >= 0")
+        raise ValueError("batch_time_ms must hold finite times >= 0")
     if b_max is None:
         b_max = table.size
     elif b_max > table.size:
-        raise ValueError(f"b_max = {b_max} exceeds the batch_time table ({table.size} sizes)")
+        raise ValueError(f"b_max = {b_max} exceeds the batch_time_ms table ({table.size} sizes)")
     return table, b_max
 
 
@@ -215,7 +229,7 @@ def _tau_table(law, size: int) -> np.ndarray:
         return law
     table = np.asarray(law(np.arange(1, size + 1)), dtype=float)
     if table.shape != (size,) or not np.all(np.isfinite(table)) or np.any(table < 0):
-        raise ValueError("batch_time(b) must return finite times >= 0 for each b")
+        raise ValueError("batch_time_ms(b) must return finite times >= 0 for each b")
     return table
 
 
@@ -249,15 +263,16 @@ def _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,
             raise ValueError("arrivals must be sorted in time")
         lam, n_jobs = float("nan"), arrivals.size
     else:
-        lam = float(LAM.check(lam))
+        lam = float(LAM.check(lam, "lam_per_ms"))
         if not 0.0 < lam < np.inf:
-            raise ValueError(f"lam must be a positive finite rate to simulate, got {lam:g}")
+            raise ValueError(f"lam_per_ms must be a positive finite rate to simulate, "
+                             f"got {lam:g}")
         n_jobs = int(N_JOBS.check(n_jobs))
     b = check_b_max(b_max)
     if b.ndim:
         raise ValueError("b_max must be a single value to simulate")
     b_max = None if np.isinf(b) else int(b)
-    delay = float(DELAY.check(max_queue_delay))
+    delay = float(DELAY.check(max_queue_delay, "max_queue_delay_ms"))
     law, b_max = _batch_time_law(alpha, tau0, batch_time, b_max)
     limit = n_jobs if b_max is None else min(b_max, n_jobs)
     if preferred_batch_size is None:
@@ -333,15 +348,21 @@ def _run(setup: _Setup, seed, warmup: int, lat_store, rec=None):
 
 # ------------------------------------------------------------------ public API
 
-def simulate_records(lam, alpha=None, tau0=None, b_max=None, n_jobs=200_000, seed=None, *,
-                     batch_time=None, max_queue_delay=0.0, preferred_batch_size=None,
-                     arrivals=None, backend: str | None = None) -> SimRecords:
+_OLD_KEYWORDS = dict(lam="lam_per_ms", alpha="alpha_ms", tau0="tau0_ms",
+                    batch_time="batch_time_ms", max_queue_delay="max_queue_delay_ms")
+
+
+@renamed_keywords(**_OLD_KEYWORDS)
+def simulate_records(lam_per_ms, alpha_ms=None, tau0_ms=None, b_max=None, n_jobs=200_000,
+                     seed=None, *, batch_time_ms=None, max_queue_delay_ms=0.0,
+                     preferred_batch_size=None, arrivals=None,
+                     backend: str | None = None) -> SimRecords:
     """Simulate ``n_jobs`` arrivals from an empty system and return the whole sample path.
 
     Arguments as for ``simulate_batching``; the same seed gives the same path.
     """
-    setup = _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,
-                   preferred_batch_size, backend, arrivals)
+    setup = _setup(lam_per_ms, alpha_ms, tau0_ms, b_max, n_jobs, batch_time_ms,
+                   max_queue_delay_ms, preferred_batch_size, backend, arrivals)
     n = setup.n_jobs
     rec = (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
     _, _, _, arrivals, tau, nb = _run(setup, seed, n, np.empty(0), rec)
@@ -357,16 +378,16 @@ def summarize(records: SimRecords, warmup_jobs: int = 0,
     and utilization count the batches that hold a job past the warm-up (so a
     short run whose counted jobs all joined one earlier batch still has one).
     """
-    n = records.arrival.size
+    n = records.arrival_ms.size
     warmup_jobs = warmup_count(n, WARMUP.check(warmup_jobs))
     counted = n - warmup_jobs
-    latency = records.latency[warmup_jobs:]
-    wait = records.wait[warmup_jobs:]
+    latency = records.latency_ms[warmup_jobs:]
+    wait = records.wait_ms[warmup_jobs:]
     edges = np.arange(N_GROUPS + 1) * counted // N_GROUPS
     kept = records.batch_first + records.batch_size > warmup_jobs   # holds a counted job
-    busy = records.batch_time[kept].sum()
-    t_first = records.start[records.batch_first[kept][0]]
-    horizon = records.finish[-1] - t_first
+    busy = records.batch_time_ms[kept].sum()
+    t_first = records.start_ms[records.batch_first[kept][0]]
+    horizon = records.finish_ms[-1] - t_first
     p50, p95, p99 = np.percentile(latency, [50, 95, 99])
     ci, reliable = ci95_half_width(np.add.reduceat(latency, edges[:-1]), counted)
     ci_wait, _ = ci95_half_width(np.add.reduceat(wait, edges[:-1]), counted)
@@ -380,28 +401,29 @@ def summarize(records: SimRecords, warmup_jobs: int = 0,
         latencies_ms=latency.copy() if keep_latencies else None)
 
 
-def simulate_batching(lam, alpha=None, tau0=None, b_max=None, n_jobs=200_000, seed=None, *,
-                      batch_time=None, max_queue_delay=0.0, preferred_batch_size=None,
-                      warmup_jobs=None, return_latencies=False, arrivals=None,
-                      backend: str | None = None) -> BatchingSimResult:
-    """Simulate the batching server from empty and summarise it.
+@renamed_keywords(**_OLD_KEYWORDS)
+def simulate_batching(lam_per_ms, alpha_ms=None, tau0_ms=None, b_max=None, n_jobs=200_000,
+                      seed=None, *, batch_time_ms=None, max_queue_delay_ms=0.0,
+                      preferred_batch_size=None, warmup_jobs=None, return_latencies=False,
+                      arrivals=None, backend: str | None = None) -> BatchingSimResult:
+    """Simulate the batching server from empty and summarise it (times in ms).
 
-    ``lam``: arrival rate; ``alpha``, ``tau0``: batch time τ[b] = αb + τ0, or
-    ``batch_time``: a table τ[1..m] (then b_max ≤ m, default m) or a callable
-    b ↦ τ[b] accepting integer arrays.  ``b_max=None`` means unlimited.
-    ``max_queue_delay``/``preferred_batch_size``: the Triton-style batcher (0 is
-    the paper's greedy policy).  ``warmup_jobs`` (default n_jobs // 10) are left
+    ``lam_per_ms``: arrival rate per ms; ``alpha_ms``, ``tau0_ms``: batch time
+    τ[b] = αb + τ0 in ms, or ``batch_time_ms``: a table τ[1..m] (then b_max ≤ m,
+    default m) or a callable b ↦ τ[b] accepting integer arrays.  ``b_max=None`` means
+    unlimited.  ``max_queue_delay_ms``/``preferred_batch_size``: the Triton-style batcher
+    (0 is the paper's greedy policy).  ``warmup_jobs`` (default n_jobs // 10) are left
     out of every statistic.  ``seed``: anything ``numpy.random.default_rng``
     accepts.  ``return_latencies`` keeps the per-job latencies (after warm-up).
     ``arrivals``: sorted arrival times to replay instead of Poisson ones (a
-    trace; then ``lam`` and ``n_jobs`` are ignored), or an arrival process (an
-    object with ``rate`` and ``sample(n, rng)``, ``engine.arrivals``; then ``lam`` is
-    ignored and ``n_jobs`` arrivals are drawn from it with a child of the run's
+    trace, times in ms; then ``lam_per_ms`` and ``n_jobs`` are ignored), or an arrival
+    process (an object with ``rate`` per ms and ``sample(n, rng)``, ``engine.arrivals``;
+    then ``lam_per_ms`` is ignored and ``n_jobs`` arrivals are drawn from it with a child of the run's
     generator, ``engine.core.arrival_input.arrival_times``).
     ``backend``: "numba" or "numpy" (default: numba when installed).
     """
-    setup = _setup(lam, alpha, tau0, b_max, n_jobs, batch_time, max_queue_delay,
-                   preferred_batch_size, backend, arrivals)
+    setup = _setup(lam_per_ms, alpha_ms, tau0_ms, b_max, n_jobs, batch_time_ms,
+                   max_queue_delay_ms, preferred_batch_size, backend, arrivals)
     n = setup.n_jobs
     warmup = warmup_count(n, None if warmup_jobs is None else WARMUP.check(warmup_jobs))
     counted = n - warmup

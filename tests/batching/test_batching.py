@@ -155,20 +155,21 @@ def test_zero_load_and_unstable_loads():
 
 
 @pytest.mark.parametrize("kwargs,name", [
-    (dict(lam=-1.0), "lam"), (dict(lam=np.nan), "lam"), (dict(alpha=0.0), "alpha"),
-    (dict(alpha=-0.1), "alpha"), (dict(tau0=-1.0), "tau0"), (dict(b_max=0), "b_max"),
-    (dict(b_max=2.5), "b_max"), (dict(alpha=np.inf), "alpha")])
+    (dict(lam_per_ms=-1.0), "lam_per_ms"), (dict(lam_per_ms=np.nan), "lam_per_ms"),
+    (dict(alpha_ms=0.0), "alpha_ms"), (dict(alpha_ms=-0.1), "alpha_ms"),
+    (dict(tau0_ms=-1.0), "tau0_ms"), (dict(b_max=0), "b_max"), (dict(b_max=2.5), "b_max"),
+    (dict(alpha_ms=np.inf), "alpha_ms")])
 def test_invalid_arguments_name_the_parameter(kwargs, name):
-    args = dict(lam=1.0, alpha=0.1438, tau0=1.8874, b_max=None) | kwargs
+    args = dict(lam_per_ms=1.0, alpha_ms=0.1438, tau0_ms=1.8874, b_max=None) | kwargs
     with pytest.raises(ValueError, match=name):
         bt.mean_latency(**args)
 
 
 def test_invalid_energy_arguments():
-    with pytest.raises(ValueError, match="beta"):
-        bt.energy_efficiency(1.0, *V100, beta=0.0, c0=0.1)
-    with pytest.raises(ValueError, match="c0"):
-        bt.energy_efficiency_bound(1.0, *V100, beta=0.1, c0=-0.1)
+    with pytest.raises(ValueError, match="beta_j"):
+        bt.energy_efficiency(1.0, *V100, beta_j=0.0, c0_j=0.1)
+    with pytest.raises(ValueError, match="c0_j"):
+        bt.energy_efficiency_bound(1.0, *V100, beta_j=0.1, c0_j=-0.1)
 
 
 def test_broadcasting_like_a_ufunc():

@@ -25,7 +25,7 @@ def test_one_client_is_served_alone(theta, instances):
     the client completes one request every τ[1] + θ: X = 1/(τ[1] + θ) (every method:
     cycle at θ = 0, chain for one copy, "alone" for several)."""
     alpha, tau0 = 0.3, 1.7
-    r = closed_loop(1, alpha, tau0, b_max=4, think_time=theta, instances=instances)
+    r = closed_loop(1, alpha, tau0, b_max=4, think_time_ms=theta, instances=instances)
     t1 = tau(1, alpha, tau0)
     assert r.mean_latency_ms == pytest.approx(t1, rel=1e-12)
     assert r.throughput_per_ms == pytest.approx(1.0 / (t1 + theta), rel=1e-12)
@@ -145,10 +145,10 @@ def test_deterministic_think_keeps_the_cycle_and_exponential_splits_it():
     together: batches of N, X = N/(τ[N] + θ).  Exponential think times spread them and
     the two-group law appears (N = 10, α = τ0 = 1, θ = 0.01: 10/12 against 10/11.01)."""
     n, theta = 10, 0.01
-    det = simulate_closed_loop(n, 1.0, 1.0, think_time=theta, think="deterministic",
+    det = simulate_closed_loop(n, 1.0, 1.0, think_time_ms=theta, think="deterministic",
                                n_batches=2_000, rng=3)
     assert det.throughput_per_ms == pytest.approx(n / (tau(n, 1.0, 1.0) + theta), rel=1e-9)
-    expo = simulate_closed_loop(n, 1.0, 1.0, think_time=theta, n_batches=4_000, rng=3)
+    expo = simulate_closed_loop(n, 1.0, 1.0, think_time_ms=theta, n_batches=4_000, rng=3)
     assert expo.throughput_per_ms == pytest.approx(two_group_throughput(n, 1.0, 1.0, 64), rel=2e-3)
 
 
@@ -211,12 +211,12 @@ def test_littles_law_bounds_and_monotone_throughput(params):
 
 
 def test_broadcasting_and_result_types():
-    r = closed_loop([[1], [8]], 1.0, 1.0, b_max=[None, 4, 2], think_time=[0.0, 1.0, 1.0],
+    r = closed_loop([[1], [8]], 1.0, 1.0, b_max=[None, 4, 2], think_time_ms=[0.0, 1.0, 1.0],
                     instances=[1, 1, 2])
     assert isinstance(r, ClosedLoop) and r.throughput_per_ms.shape == (2, 3)
     assert r.method.shape == (2, 3) and r.method[1, 0] == "cycle"
     assert r.method[1, 1] == "chain" and r.method[1, 2].startswith("approximation")
-    one = closed_loop(8, 1.0, 1.0, think_time=1.0)
+    one = closed_loop(8, 1.0, 1.0, think_time_ms=1.0)
     assert isinstance(one.throughput_per_ms, float) and isinstance(one.method, str)
     with pytest.raises(ValueError, match="n_clients"):
         closed_loop(0, 1.0, 1.0)
@@ -228,7 +228,7 @@ def test_broadcasting_and_result_types():
 
 def test_simulator_plain_python_loop_gives_the_same_run(monkeypatch):
     """The compiled loop and the same function run as plain Python agree exactly."""
-    kw = dict(n_clients=9, alpha=0.4, tau0=1.0, b_max=4, think_time=1.5, instances=2,
+    kw = dict(n_clients=9, alpha_ms=0.4, tau0_ms=1.0, b_max=4, think_time_ms=1.5, instances=2,
               n_batches=300)
     fast = simulate_closed_loop(**kw, rng=5)
     monkeypatch.setattr(closed_sim, "_event_loop_fast", closed_sim._event_loop)
@@ -248,7 +248,7 @@ def test_simulator_zero_think_cycle_by_hand():
 
 def test_simulator_rejects_bad_arguments():
     with pytest.raises(ValueError, match="think"):
-        simulate_closed_loop(4, 1.0, 1.0, think_time=1.0, think="uniform")
+        simulate_closed_loop(4, 1.0, 1.0, think_time_ms=1.0, think="uniform")
     with pytest.raises(ValueError, match="n_clients"):
         simulate_closed_loop([4, 5], 1.0, 1.0)
     with pytest.raises(ValueError, match="n_batches"):
@@ -280,14 +280,14 @@ def test_closed_loop_summary_of_records_by_hand():
 def test_results_read_under_their_old_names_with_a_warning():
     """The names before the unit was added (ms, per ms) read the same values, with a
     DeprecationWarning naming the new one."""
-    r = closed_loop(4, 1.0, 1.0, think_time=1.0)
-    sim = simulate_closed_loop(4, 1.0, 1.0, think_time=1.0, n_batches=500, rng=2)
+    r = closed_loop(4, 1.0, 1.0, think_time_ms=1.0)
+    sim = simulate_closed_loop(4, 1.0, 1.0, think_time_ms=1.0, n_batches=500, rng=2)
     pairs = [(r, "throughput", "throughput_per_ms"), (r, "mean_latency", "mean_latency_ms"),
              (sim, "throughput", "throughput_per_ms"),
              (sim, "ci95_throughput", "ci95_throughput_per_ms")]
     pairs += [(sim, old, old + "_ms") for old in ("mean_latency", "ci95", "p50", "p95", "p99",
                                                   "mean_wait", "ci95_wait")]
-    rec = closed_sim.simulate_closed_loop_records(4, 1.0, 1.0, think_time=1.0, n_batches=50,
+    rec = closed_sim.simulate_closed_loop_records(4, 1.0, 1.0, think_time_ms=1.0, n_batches=50,
                                                   rng=2)
     pairs += [(rec, old, old + "_ms") for old in ("latency", "wait", "finish", "span_start",
                                                   "busy_copy_time")]

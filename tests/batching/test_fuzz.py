@@ -9,15 +9,15 @@ from engine.batching import formulas as b_formulas, means as b_means, sim as b_s
 
 # ============================================================ engine.batching: closed forms
 
-BATCHING_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX, "beta": BETA,
-                    "c0": C0}
+BATCHING_DOMAINS = {"lam_per_ms": LAM, "alpha_ms": ALPHA, "tau0_ms": TAU0, "b_max": B_MAX,
+                    "beta_j": BETA, "c0_j": C0}
 
 
 @FUZZ_VECTOR
 @given(valid(ALPHA), valid(TAU0), sweep(b_maxes()), st.data())
 def test_batching_capacity(alpha, tau0, b_max, data):
     """capacity: finite, positive, 1/α without a cap and μ[b_max] = b/τ[b] with one."""
-    params = dict(alpha=alpha, tau0=tau0, b_max=b_max)
+    params = dict(alpha_ms=alpha, tau0_ms=tau0, b_max=b_max)
     c = batching.capacity(alpha, tau0, b_max)
     free = unlimited(b_max)
     assert np.all(np.isfinite(c) & (c > 0) & (c <= (1 / alpha) * (1 + 1e-12)))
@@ -29,9 +29,7 @@ def test_batching_capacity(alpha, tau0, b_max, data):
     tally(batching.capacity, POINTS)
     tally(batching.DynamicBatching, POINTS)
     p, bad = corrupt(data, params, BATCHING_DOMAINS)
-    rejects((batching.capacity,), p, bad)
-    frozen = {f"{k}_ms" if k in ("alpha", "tau0") else k: v for k, v in p.items()}
-    rejects((batching.DynamicBatching,), frozen, f"{bad}_ms" if bad in ("alpha", "tau0") else bad)
+    rejects((batching.capacity, batching.DynamicBatching), p, bad)
 
 
 @FUZZ_VECTOR
@@ -41,7 +39,7 @@ def test_batching_closed_forms(alpha, tau0, rho, beta, c0, data):
     cap = float(batching.capacity(alpha, tau0))          # φ's capacity: 1/α (b_max = ∞)
     lam = at_load(rho, cap)
     unstable = lam >= cap
-    params = dict(lam=lam, alpha=alpha, tau0=tau0, beta=beta, c0=c0)
+    params = dict(lam_per_ms=lam, alpha_ms=alpha, tau0_ms=tau0, beta_j=beta, c0_j=c0)
     bounds = [call(f, params) for f in (batching.phi0, batching.phi1, batching.phi)]
     for f, v in zip((batching.phi0, batching.phi1, batching.phi), bounds):
         assert_inf_iff(v, unstable, f.__name__)
@@ -51,8 +49,9 @@ def test_batching_closed_forms(alpha, tau0, rho, beta, c0, data):
     assert np.all(np.isfinite(eta) & (eta > 0) & (eta <= (1 / beta) * (1 + 1e-12)))
     assert np.all(eta[unstable] == 1 / beta)
     assert np.array_equal(batching.DynamicBatching(alpha, tau0).phi_ms(lam), bounds[2])
-    # Yang et al. eq 16 takes (λ, α, β) with β the batch overhead (τ0 here).
-    yang = dict(lam=lam, alpha=alpha, beta=tau0)
+    # Yang et al. eq 16 takes (λ, α, β) with β the batch overhead (τ0 here), by position.
+    yang_names = list(inspect.signature(llm_batching.yang_phi0).parameters)[:3]
+    yang = dict(zip(yang_names, (lam, alpha, tau0)))
     for f in (llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi):
         v = call(f, yang)
         assert_inf_iff(v, unstable, f.__name__)
@@ -63,10 +62,11 @@ def test_batching_closed_forms(alpha, tau0, rho, beta, c0, data):
 
     p, bad = corrupt(data, params, BATCHING_DOMAINS)
     rejects((batching.phi0, batching.phi1, batching.phi, batching.energy_efficiency_bound), p, bad)
-    if bad in ("lam", "alpha", "tau0"):
-        yang = dict(lam=p["lam"], alpha=p["alpha"], beta=p["tau0"])
+    ours = ("lam_per_ms", "alpha_ms", "tau0_ms")
+    if bad in ours:
+        yang = dict(zip(yang_names, (p[k] for k in ours)))
         rejects((llm_batching.yang_phi0, llm_batching.yang_phi1, llm_batching.yang_phi), yang,
-                "beta" if bad == "tau0" else bad)
+                yang_names[ours.index(bad)])
 
 
 # ============================================================ engine.batching: exact solution
@@ -105,7 +105,8 @@ def check_stationary(lam, alpha, tau0, b_max, beta, c0, unstable):
     return w, eta
 
 
-EXACT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "beta": BETA, "c0": C0}
+EXACT_DOMAINS = {"lam_per_ms": LAM, "alpha_ms": ALPHA, "tau0_ms": TAU0, "beta_j": BETA,
+                 "c0_j": C0}
 
 
 # Ten solver calls an example, each iterating ~5,000 times when a point has
@@ -134,7 +135,7 @@ def test_batching_exact_unlimited(alpha, tau0, rho, beta, c0, data):
     tally(b_exact.unlimited_moments, la.size)
     if data is None:
         return
-    params = dict(lam=lam, alpha=alpha, tau0=tau0, beta=beta, c0=c0)
+    params = dict(lam_per_ms=lam, alpha_ms=alpha, tau0_ms=tau0, beta_j=beta, c0_j=c0)
     p, bad = corrupt(data, params, EXACT_DOMAINS)
     rejects((batching.stationary, batching.mean_latency, batching.mean_wait,
              batching.mean_batch_size, batching.utilization, batching.energy_efficiency), p, bad)
@@ -160,12 +161,13 @@ def test_batching_exact_capped(alpha, tau0, b_max, rho, beta, c0, data):
         tau = alpha * np.arange(1, b_max + 1) + tau0
         sol = b_exact.limited_solution(float(lam[stable[0]]), tau)
         assert_no_nan(sol)
-        assert close(sol.mean_latency, w[stable[0]], 1e-12)
+        assert close(sol.mean_latency_ms, w[stable[0]], 1e-12)
         assert close(sol.batch_size_pmf.sum(), 1.0, 1e-9)
         tally(b_exact.limited_solution)
     if data is None:
         return
-    params = dict(lam=lam, alpha=alpha, tau0=tau0, b_max=b_max, beta=beta, c0=c0)
+    params = dict(lam_per_ms=lam, alpha_ms=alpha, tau0_ms=tau0, b_max=b_max, beta_j=beta,
+                  c0_j=c0)
     p, bad = corrupt(data, params, BATCHING_DOMAINS)
     rejects((batching.stationary, batching.mean_latency, batching.mean_wait,
              batching.mean_batch_size, batching.utilization, batching.energy_efficiency), p, bad)
@@ -196,13 +198,13 @@ def test_batching_curves(alpha, tau0, b_max, energy, n_points, max_fraction, dat
         assert np.all(np.isfinite(w)) and np.all(lam < batching.capacity(alpha, tau0, b))
     tally(b_curves.load_curves)
     tally(b_curves.b_max_family)
-    params = dict(alpha=alpha, tau0=tau0, b_max=b_max, beta=1.0 if beta is None else beta,
-                  c0=1.0 if c0 is None else c0)
+    params = dict(alpha_ms=alpha, tau0_ms=tau0, b_max=b_max,
+                  beta_j=1.0 if beta is None else beta, c0_j=1.0 if c0 is None else c0)
     p, bad = corrupt(data, params, BATCHING_DOMAINS)
-    raises_naming(bad, b_curves.load_curves, p["alpha"], p["tau0"], p["b_max"],
-                  p["beta"], p["c0"], n_points, max_fraction)
-    if bad in ("alpha", "tau0"):
-        raises_naming(bad, b_curves.b_max_family, p["alpha"], p["tau0"], [1], n_points)
+    raises_naming(bad, b_curves.load_curves, p["alpha_ms"], p["tau0_ms"], p["b_max"],
+                  p["beta_j"], p["c0_j"], n_points, max_fraction)
+    if bad in ("alpha_ms", "tau0_ms"):
+        raises_naming(bad, b_curves.b_max_family, p["alpha_ms"], p["tau0_ms"], [1], n_points)
     for name, domain in (("n_points", b_curves.N_POINTS),
                          ("max_fraction", b_curves.MAX_FRACTION)):
         value = data.draw(invalid(domain), label=f"bad {name}")
@@ -302,11 +304,11 @@ def test_operating_point_simulated(alpha, tau0, b_max, rho, n_jobs, preferred, d
     with pytest.raises(ValueError) as err:
         b_answers.sweep_queue_delay(x, alpha, tau0, b_max, preferred, [bad], n_jobs, seed)
     assert "delay" in str(err.value)
-    raises_naming("alpha", b_answers.simulate_rates, grid, -1.0, tau0)
+    raises_naming("alpha_ms", b_answers.simulate_rates, grid, -1.0, tau0)
 
 
-SIM_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX, "n_jobs": N_JOBS,
-               "max_queue_delay": DELAY, "preferred_batch_size": PREFERRED,
+SIM_DOMAINS = {"lam_per_ms": LAM, "alpha_ms": ALPHA, "tau0_ms": TAU0, "b_max": B_MAX,
+               "n_jobs": N_JOBS, "max_queue_delay_ms": DELAY, "preferred_batch_size": PREFERRED,
                "warmup_jobs": WARMUP}
 
 
@@ -340,28 +342,30 @@ def test_simulate_batching(alpha, tau0, b_max, rho, n_jobs, warmup, delay, prefe
         preferred = min(preferred, b_max)
     cap = float(batching.capacity(alpha, tau0, b_max))
     tau = alpha * np.arange(1, (b_max or 64) + 1) + tau0
-    kw = dict(alpha=alpha, tau0=tau0) if law == "alpha" else dict(
-        batch_time=tau if law == "table" else (lambda b: alpha * np.asarray(b) + tau0))
+    kw = dict(alpha_ms=alpha, tau0_ms=tau0) if law == "alpha" else dict(
+        batch_time_ms=tau if law == "table" else (lambda b: alpha * np.asarray(b) + tau0))
     for lam in at_load(rho, cap):
-        args = dict(lam=lam, b_max=b_max, n_jobs=n_jobs, seed=seed, max_queue_delay=delay,
+        args = dict(lam_per_ms=lam, b_max=b_max, n_jobs=n_jobs, seed=seed,
+                    max_queue_delay_ms=delay,
                     preferred_batch_size=preferred, **kw)
         if not 0 < lam < np.inf:
-            raises_naming("lam", b_sim.simulate_batching, **args)
-            raises_naming("lam", b_sim.simulate_records, **args)
+            raises_naming("lam_per_ms", b_sim.simulate_batching, **args)
+            raises_naming("lam_per_ms", b_sim.simulate_records, **args)
             continue
         r = b_sim.simulate_batching(**args, warmup_jobs=warmup)
         horizon = n_jobs * (1 / lam + tau[-1] + delay)
         check_sim_result(r, n_jobs, n_jobs // 10 if warmup is None else warmup, tau[0], horizon)
         rec = b_sim.simulate_records(**args)
         assert_no_nan(rec)
-        assert np.all(rec.finish >= rec.start) and np.all(rec.start >= rec.arrival)
+        assert np.all(rec.finish_ms >= rec.start_ms) and np.all(rec.start_ms >= rec.arrival_ms)
         summary = b_sim.summarize(rec, warmup or 0)
         check_sim_result(summary, n_jobs, warmup or 0, tau[0], horizon)
         for f in (b_sim.simulate_batching, b_sim.simulate_records, b_sim.summarize):
             tally(f)
-    params = dict(lam=max(float(at_load(rho[0], cap)), 1e-3) if np.isfinite(rho[0]) else 1.0,
-                  alpha=alpha, tau0=tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
-                  max_queue_delay=delay, preferred_batch_size=preferred or 1,
+    params = dict(lam_per_ms=max(float(at_load(rho[0], cap)), 1e-3)
+                  if np.isfinite(rho[0]) else 1.0,
+                  alpha_ms=alpha, tau0_ms=tau0, b_max=b_max, n_jobs=n_jobs, seed=seed,
+                  max_queue_delay_ms=delay, preferred_batch_size=preferred or 1,
                   warmup_jobs=warmup or 0)
     p, bad = corrupt(data, params, SIM_DOMAINS)
     rejects((b_sim.simulate_batching, b_sim.simulate_records), p, bad)
@@ -370,7 +374,7 @@ def test_simulate_batching(alpha, tau0, b_max, rho, n_jobs, warmup, delay, prefe
 # ============================================ engine.batching: energy, units, operating point
 
 
-UNIT_DOMAINS = {"lam": LAM, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX}
+UNIT_DOMAINS = {"lam_per_ms": LAM, "alpha_ms": ALPHA, "tau0_ms": TAU0, "b_max": B_MAX}
 
 
 @FUZZ_VECTOR
@@ -406,18 +410,19 @@ def test_batching_units_and_energy(alpha, tau0, b_max, rho, beta, c0, data):
               b_formulas.per_s_to_per_ms, b_formulas.rate_from_load, b_formulas.load_in,
               b_formulas.throughput_per_s, b_formulas.batch_energy):
         tally(f, POINTS)
-    params = dict(lam=lam, alpha=alpha, tau0=tau0, b_max=b_max[0])
+    params = dict(lam_per_ms=lam, alpha_ms=alpha, tau0_ms=tau0, b_max=b_max[0])
     p, bad = corrupt(data, params, UNIT_DOMAINS)
     rejects((b_formulas.below_capacity, b_formulas.utilization_bound), p, bad)
-    p, bad = corrupt(data, dict(mean_batch_size=eb, beta=beta, c0=c0),
-                     {"mean_batch_size": b_formulas.MEAN_BATCH, "beta": BETA, "c0": C0})
+    p, bad = corrupt(data, dict(mean_batch_size=eb, beta_j=beta, c0_j=c0),
+                     {"mean_batch_size": b_formulas.MEAN_BATCH, "beta_j": BETA, "c0_j": C0})
     rejects((b_formulas.efficiency_from_batch_size,), p, bad)
     bad_rate = data.draw(invalid(b_formulas.RATE_PER_S), label="bad rate_per_s")
     raises_naming("rate_per_s", b_formulas.per_s_to_per_ms, bad_rate)
     raises_naming("unit", b_formulas.load_in, lam, alpha, "furlongs")
     raises_naming("unit", b_formulas.rate_from_load, 0.5, alpha, "furlongs")
-    p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0), {"alpha": ALPHA, "tau0": TAU0})
-    raises_naming(bad, b_formulas.throughput_per_s, b, p["alpha"], p["tau0"])
+    p, bad = corrupt(data, dict(alpha_ms=alpha, tau0_ms=tau0),
+                     {"alpha_ms": ALPHA, "tau0_ms": TAU0})
+    raises_naming(bad, b_formulas.throughput_per_s, b, p["alpha_ms"], p["tau0_ms"])
 
 
 # One exact curve and three short simulations a case.
@@ -433,8 +438,9 @@ def test_batching_validation(alpha, tau0, b_max, n_jobs, seed, data):
     assert len(v.loads_per_ms) == 3 and all(0 < x < batching.capacity(alpha, tau0, b_max)
                                             for x in v.loads_per_ms)
     tally(b_answers.validation)
-    p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0, b_max=b_max), UNIT_DOMAINS)
-    raises_naming(bad, b_answers.validation, p["alpha"], p["tau0"], p["b_max"], n_jobs, seed)
+    p, bad = corrupt(data, dict(alpha_ms=alpha, tau0_ms=tau0, b_max=b_max), UNIT_DOMAINS)
+    raises_naming(bad, b_answers.validation, p["alpha_ms"], p["tau0_ms"], p["b_max"], n_jobs,
+                  seed)
 
 
 # Two exact solves a case (a banded solve each for a finite b_max).
@@ -471,10 +477,10 @@ def test_batching_operating_point_at(alpha, tau0, b_max, rho, energy, gpu, kwh, 
         if not unstable and np.isfinite(st_.mean_batch_size):     # stable: λα is the work
             assert close(work, float(x) * alpha, 1e-6) or abs(work - float(x) * alpha) < 1e-12
         tally(b_answers.busy_split)
-    p, bad = corrupt(data, dict(lam=0.5 * cap, alpha=alpha, tau0=tau0, b_max=b_max),
-                     UNIT_DOMAINS)
-    raises_naming("lam_per_ms" if bad == "lam" else bad, b_answers.operating_point_at,
-                  p["lam"], p["alpha"], p["tau0"], p["b_max"])
+    p, bad = corrupt(data, dict(lam_per_ms=0.5 * cap, alpha_ms=alpha, tau0_ms=tau0,
+                                b_max=b_max), UNIT_DOMAINS)
+    raises_naming(bad, b_answers.operating_point_at, p["lam_per_ms"], p["alpha_ms"],
+                  p["tau0_ms"], p["b_max"])
 
 
 # ============================================================ engine.batching: closed loop
@@ -487,8 +493,8 @@ from engine.core.domains import (INSTANCES, N_BATCHES, N_CLIENTS, THINK_TIME,  #
 
 # The package's ``closed_loop`` is the function; the module is reached by its path.
 b_closed = importlib.import_module("engine.batching.closed_loop")
-CLOSED_DOMAINS = {"n_clients": N_CLIENTS, "alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX,
-                  "think_time": THINK_TIME, "instances": INSTANCES}
+CLOSED_DOMAINS = {"n_clients": N_CLIENTS, "alpha_ms": ALPHA, "tau0_ms": TAU0, "b_max": B_MAX,
+                  "think_time_ms": THINK_TIME, "instances": INSTANCES}
 
 
 def check_closed_loop(r, n, alpha, tau0, b_max, theta, c):
@@ -519,7 +525,7 @@ def test_closed_loop(n, alpha, tau0, b_max, theta, instances, data):
     check_closed_loop(r, n, alpha, tau0, bound, theta, instances)
     assert r.method.shape == n.shape
     tally(b_closed.closed_loop, POINTS)
-    params = dict(n_clients=n, alpha=alpha, tau0=tau0, b_max=b_max, think_time=theta,
+    params = dict(n_clients=n, alpha_ms=alpha, tau0_ms=tau0, b_max=b_max, think_time_ms=theta,
                   instances=instances)
     p, bad = corrupt(data, params, CLOSED_DOMAINS)
     rejects((b_closed.closed_loop,), p, bad)
@@ -538,7 +544,7 @@ def test_simulate_closed_loop(n, alpha, tau0, b_max, theta, instances, n_batches
                               think, seed, data):
     """simulate_closed_loop: a finite summary, latencies at least τ[1], throughput within
     the model's bounds up to the run's edges; bad arguments name themselves."""
-    kw = dict(n_clients=n, alpha=alpha, tau0=tau0, b_max=b_max, think_time=theta,
+    kw = dict(n_clients=n, alpha_ms=alpha, tau0_ms=tau0, b_max=b_max, think_time_ms=theta,
               instances=instances, n_batches=n_batches, warmup=warmup)
     r = b_closed_sim.simulate_closed_loop(**kw, think=think, rng=np.random.default_rng(seed))
     assert_no_nan(r)
@@ -658,7 +664,7 @@ FUZZED = {
 from engine.arrivals import MMPP2, Poisson  # noqa: E402
 from engine.batching import mmpp as b_mmpp  # noqa: E402
 
-MMPP_DOMAINS = {"alpha": ALPHA, "tau0": TAU0, "b_max": B_MAX}
+MMPP_DOMAINS = {"alpha_ms": ALPHA, "tau0_ms": TAU0, "b_max": B_MAX}
 BAD_ARRIVALS = st.sampled_from([None, object(), np.array([0.0, 1.0]), Poisson(1.0), "MMPP2",
                                 2.0])
 
@@ -696,8 +702,8 @@ def test_mean_latency_mmpp2(alpha, overhead, b_max, load, ratio, share, period, 
     elif r.converged:
         assert close(r.throughput_per_ms, m.rate, 1e-6) and r.tail_mass < 1e-12
     tally(b_mmpp.mean_latency_mmpp2)
-    p, bad = corrupt(data, dict(alpha=alpha, tau0=tau0, b_max=b_max), MMPP_DOMAINS)
-    raises_naming(bad, b_mmpp.mean_latency_mmpp2, m, p["alpha"], p["tau0"], p["b_max"])
+    p, bad = corrupt(data, dict(alpha_ms=alpha, tau0_ms=tau0, b_max=b_max), MMPP_DOMAINS)
+    raises_naming(bad, b_mmpp.mean_latency_mmpp2, m, p["alpha_ms"], p["tau0_ms"], p["b_max"])
     raises_naming("arrivals", b_mmpp.mean_latency_mmpp2, data.draw(BAD_ARRIVALS), alpha, tau0)
 
 

@@ -259,9 +259,9 @@ def test_bad_arguments_name_themselves():
     m = MMPP2(2.0, 1.0, 1.0, 1.0)
     for bad, kw in (("arrivals", dict(arrivals=object())),
                     ("arrivals", dict(arrivals=np.array([0.0, 1.0]))),
-                    ("alpha", dict(alpha=0.0)), ("alpha", dict(alpha=[1.0, 2.0])),
-                    ("tau0", dict(tau0=-1.0)), ("b_max", dict(b_max=0)),
+                    ("alpha_ms", dict(alpha_ms=0.0)), ("alpha_ms", dict(alpha_ms=[1.0, 2.0])),
+                    ("tau0_ms", dict(tau0_ms=-1.0)), ("b_max", dict(b_max=0)),
                     ("b_max", dict(b_max=2.5))):
-        args = dict(arrivals=m, alpha=0.1, tau0=1.0) | kw
+        args = dict(arrivals=m, alpha_ms=0.1, tau0_ms=1.0) | kw
         with pytest.raises(ValueError, match=bad):
             mean_latency_mmpp2(**args)

@@ -64,12 +64,12 @@ def test_replay_equals_the_recursion_on_random_traces(arrivals, alpha, tau0, b_m
     if preferred is not None and b_max is not None:
         preferred = min(preferred, b_max)
     start, finish = replay_by_hand(arrivals, alpha, tau0, b_max, delay, preferred)
-    kw = dict(b_max=b_max, max_queue_delay=delay, preferred_batch_size=preferred,
+    kw = dict(b_max=b_max, max_queue_delay_ms=delay, preferred_batch_size=preferred,
               arrivals=arrivals, backend=backend)
     rec = simulate_records(None, alpha, tau0, **kw)
-    np.testing.assert_array_equal(rec.arrival, arrivals)
-    np.testing.assert_array_equal(rec.start, start)
-    np.testing.assert_array_equal(rec.finish, finish)
+    np.testing.assert_array_equal(rec.arrival_ms, arrivals)
+    np.testing.assert_array_equal(rec.start_ms, start)
+    np.testing.assert_array_equal(rec.finish_ms, finish)
     sim = simulate_batching(None, alpha, tau0, **kw, warmup_jobs=0, return_latencies=True)
     np.testing.assert_array_equal(sim.latencies_ms, finish - arrivals)
     assert sim.mean_latency_ms == pytest.approx(np.mean(finish - arrivals), rel=1e-12)
@@ -99,13 +99,13 @@ def test_azure_code_trace_replay_equals_the_recursion(code_trace_ms, b_max, dela
     times = code_trace_ms.arrival_times
     assert code_trace_ms.rate == pytest.approx(0.7 / alpha, rel=1e-12)
     start, finish = replay_by_hand(times, alpha, tau0, b_max, delay, preferred)
-    kw = dict(b_max=b_max, max_queue_delay=delay, preferred_batch_size=preferred)
+    kw = dict(b_max=b_max, max_queue_delay_ms=delay, preferred_batch_size=preferred)
     sim = simulate_batching(None, alpha, tau0, **kw, arrivals=times, warmup_jobs=0,
                             return_latencies=True)
     np.testing.assert_array_equal(sim.latencies_ms, finish - times)
     rec = simulate_records(None, alpha, tau0, **kw, arrivals=times)
-    np.testing.assert_array_equal(rec.start, start)
-    np.testing.assert_array_equal(rec.finish, finish)
+    np.testing.assert_array_equal(rec.start_ms, start)
+    np.testing.assert_array_equal(rec.finish_ms, finish)
     # The same replay passed as a process: its own times from 0, cycled past the end.
     n = int(2.5 * times.size)
     cycled = code_trace_ms.sample(n)
@@ -116,8 +116,8 @@ def test_azure_code_trace_replay_equals_the_recursion(code_trace_ms, b_max, dela
 
 
 def test_a_process_is_served_as_the_times_it_draws():
-    """arrivals=process: ``lam`` is ignored and n_jobs times are drawn from a child of the
-    run's generator (engine.core.arrival_input), so a seed fixes the path."""
+    """arrivals=process: ``lam_per_ms`` is ignored and n_jobs times are drawn from a child of
+    the run's generator (engine.core.arrival_input), so a seed fixes the path."""
     alpha, tau0 = V100
     process = MMPP2(20.0, 2.0, 0.5, 0.5)
     n, seed = 20_000, 5
@@ -125,18 +125,18 @@ def test_a_process_is_served_as_the_times_it_draws():
     by_process = simulate_records(12345.0, alpha, tau0, 32, n_jobs=n, seed=seed,
                                   arrivals=process)
     by_times = simulate_records(None, alpha, tau0, 32, arrivals=times)
-    np.testing.assert_array_equal(by_process.arrival, times)
-    np.testing.assert_array_equal(by_process.finish, by_times.finish)
+    np.testing.assert_array_equal(by_process.arrival_ms, times)
+    np.testing.assert_array_equal(by_process.finish_ms, by_times.finish_ms)
     _, finish = replay_by_hand(times, alpha, tau0, 32)
-    np.testing.assert_array_equal(by_process.finish, finish)
+    np.testing.assert_array_equal(by_process.finish_ms, finish)
     a = simulate_batching(None, alpha, tau0, 32, n_jobs=n, seed=seed, arrivals=process)
     b = simulate_batching(None, alpha, tau0, 32, arrivals=times)
     assert a == b
 
 
 def test_poisson_process_runs_like_the_built_in_arrivals():
-    """arrivals=Poisson(λ) gives a run with the same law as lam=λ (not the same path:
-    the process draws from a child stream): the means agree within their CIs."""
+    """arrivals=Poisson(λ) gives a run with the same law as lam_per_ms=λ (not the same
+    path: the process draws from a child stream): the means agree within their CIs."""
     alpha, tau0 = V100
     lam = 0.6 / alpha
     own = simulate_batching(lam, alpha, tau0, n_jobs=400_000, seed=2)

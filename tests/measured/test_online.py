@@ -139,7 +139,7 @@ def test_several_instances_are_simulated_reproducibly():
     assert a.method.endswith("batches per concurrency)")
     f = a.sharing_factor
     approx = closed_loop(a.n_clients, f * a.alpha_ms, f * a.tau0_ms, b_max=128,
-                         think_time=a.transfer_ms, instances=2)
+                         think_time_ms=a.transfer_ms, instances=2)
     assert np.allclose(a.throughput_per_s, 1000 * approx.throughput_per_ms, rtol=0.20)
 
 

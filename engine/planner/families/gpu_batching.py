@@ -101,7 +101,7 @@ class GpuBatching(BatchFamily):
         # engine.batching works in ms: rates per ms, and arrival times in ms
         proc = None if per_replica is None else _ArrivalsInMs(per_replica)
         r = simulate_batching(per_ms_from_per_s(rate), hw.alpha_ms, hw.tau0_ms, b_max=int(b_max),
-                              n_jobs=n_jobs, seed=seed, max_queue_delay=float(queue_delay_ms),
+                              n_jobs=n_jobs, seed=seed, max_queue_delay_ms=float(queue_delay_ms),
                               preferred_batch_size=int(b_max) if queue_delay_ms > 0 else None,
                               return_latencies=not summary, arrivals=proc)
         pct = (getattr(r, f"p{spec.percentile:g}_ms") if summary
