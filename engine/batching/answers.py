@@ -125,15 +125,16 @@ def simulate_rates(lam_per_ms, alpha_ms, tau0_ms, b_max=None, n_jobs=200_000, se
     return sweep_from_results(lam, results)
 
 
-def largest_rate_below(lam_per_ms, values, target) -> float:
-    """Largest λ whose value (a latency growing with λ) is ≤ ``target``, linearly
+@renamed_keywords(values="latency_ms", target="target_ms")
+def largest_rate_below(lam_per_ms, latency_ms, target_ms) -> float:
+    """Largest λ (per ms) whose latency (ms, growing with λ) is ≤ ``target_ms``, linearly
     interpolated between the grid points around the first miss:
     λ = λ₀ + (target − y₀)(λ₁ − λ₀)/(y₁ − y₀); the last passing λ when the first miss is
     infinite (unstable), the last λ when none misses, 0 if the first misses."""
-    lam, values = np.asarray(lam_per_ms, float), np.asarray(values, float)
+    lam, values = np.asarray(lam_per_ms, float), np.asarray(latency_ms, float)
     if lam.shape != values.shape or lam.ndim != 1 or lam.size == 0:
-        raise ValueError("lam_per_ms and values must be 1-d arrays of one length")
-    target = float(TARGET.check(target, "target"))
+        raise ValueError("lam_per_ms and latency_ms must be 1-d arrays of one length")
+    target = float(TARGET.check(target_ms, "target_ms"))
     ok = values <= target
     if not ok[0]:
         return 0.0

@@ -757,7 +757,7 @@ def test_traffic_loads_and_largest_rate(alpha, tau0, b_max, fractions, steps, ta
     raises_naming("loads", b_traffic.comparison_loads, alpha, [bad])
     raises_naming("alpha_ms", b_traffic.comparison_loads, -alpha, f)
     raises_naming("lam_per_ms", b_traffic.largest_rate_below, lam, values[:-1], target)
-    raises_naming("target", b_traffic.largest_rate_below, lam, values, -target)
+    raises_naming("target_ms", b_traffic.largest_rate_below, lam, values, -target)
 
 
 @FUZZ_VECTOR
