@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .domains import JIT_BACKEND
+
 try:  # numba is optional
     import numba
 except ImportError:  # pragma: no cover - the numpy backend is tested explicitly
     numba = None
 
 BACKEND = "numba" if numba is not None else "numpy"
-BACKENDS = (None, "numba", "numpy")
+BACKENDS = JIT_BACKEND.values
 
 
 def compiled(fn: Callable) -> Callable:
@@ -29,6 +31,5 @@ def choose(backend: str | None, fast: Callable, plain: Callable) -> Callable:
     """The loop a ``backend`` argument asks for: ``None`` the fastest available
     (``fast``), ``"numba"`` the compiled one, ``"numpy"`` the plain-Python one
     (``plain``); any other value raises ``ValueError`` naming ``backend``."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be 'numba' or 'numpy', got {backend!r}")
+    JIT_BACKEND.check(backend)
     return plain if backend == "numpy" else fast

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from .domains import SUMMARY_PERCENTILE
 from .arrival_input import arrival_times, check_arrival_times, is_arrival_process
 from .stats import N_GROUPS, ci95_half_width, percentiles, t975
 
@@ -48,9 +49,7 @@ class LatencySummary:
             q = float(q)
         except (TypeError, ValueError):
             q = math.nan
-        if q not in got:
-            raise ValueError(f"percentile must be one of 50, 90, 95, 99, got {q!r}")
-        return got[q]
+        return got[SUMMARY_PERCENTILE.check(q)]
 
     def as_dict(self) -> dict:
         return {"mean": self.mean, "p50": self.p50, "p90": self.p90, "p95": self.p95,

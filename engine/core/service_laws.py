@@ -9,15 +9,16 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from .domains import NET_DELAY
+from .domains import NET_DELAY, SERVICE_LAW
 
-SERVICE_LAWS = ("exponential", "lognormal", "deterministic")
+SERVICE_LAWS = SERVICE_LAW.values
 
 
 def service_law(kind, mean_s, sigma=1.0):
     """Service-time law with mean ``mean_s`` (s): a scipy.stats frozen
     exponential or lognormal (log-sd ``sigma``, scale e^(ln mean − σ²/2)), or
     the number ``mean_s`` for a deterministic time."""
+    SERVICE_LAW.check(kind)
     mean = float(NET_DELAY.check(mean_s, "mean_s"))
     if mean <= 0:
         raise ValueError(f"mean_s must be a time > 0, got {mean:g}")
@@ -28,9 +29,7 @@ def service_law(kind, mean_s, sigma=1.0):
         if not 0.0 < s <= 5.0:
             raise ValueError(f"sigma must be a number in (0, 5], got {sigma!r}")
         return stats.lognorm(s=s, scale=mean * np.exp(-0.5 * s * s))
-    if kind == "deterministic":
-        return mean
-    raise ValueError(f"kind must be one of {', '.join(SERVICE_LAWS)}, got {kind!r}")
+    return mean                                   # deterministic
 
 
 def empirical_service(samples_s, bins=200):

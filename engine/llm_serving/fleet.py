@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import REPLICAS
+from ..core.domains import FLEET_DISPATCH, REPLICAS
 from ..core.jit import compiled
 from . import blockcache, kernel
 from .cost import StepCost
@@ -28,7 +28,7 @@ from .sim import _ro, _serve_requests, _ServedRun, _Totals, _workload, check_fit
 
 __all__ = ["simulate_fleet", "DISPATCH"]
 
-DISPATCH = ("random", "round_robin", "least_outstanding")
+DISPATCH = FLEET_DISPATCH.values
 
 
 def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="random",
@@ -47,8 +47,7 @@ def simulate_fleet(cost: StepCost, scheduler: Scheduler, *, replicas, dispatch="
     if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)):
         raise ValueError(f"replicas must be {REPLICAS.describe()}, got {replicas!r}")
     r_count = int(REPLICAS.check(replicas, "replicas"))
-    if dispatch not in DISPATCH:
-        raise ValueError(f"dispatch must be one of {', '.join(DISPATCH)}, got {dispatch!r}")
+    FLEET_DISPATCH.check(dispatch)
     arr_ms, _, l, o, w = _workload(input_tokens=input_tokens, output_tokens=output_tokens,
                                    rate_per_s=rate_per_s, arrivals=arrivals,
                                    arrival_s=arrival_s, n_requests=n_requests, seed=seed,

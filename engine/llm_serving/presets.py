@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 import tomllib
 
+from ..core.domains import Choice
 from .cost import StepCost, kv_capacity_tokens
 from .scheduler import Scheduler
 from . import sources
@@ -36,8 +37,8 @@ _SCHEDULER_REQUIRED = ("block_size", "max_num_seqs", "max_num_batched_tokens",
                        "chunked_prefill", "prefix_caching")
 _FIT = {"function": str, "files": list, "arguments": dict, "n_points": int, "r2": dict,
         "held_at_zero": list}
-_FUNCTIONS = ("step_cost_from_distserve", "step_cost_from_splitwise",
-              "fit_step_cost_vllm_bench", "step_cost_from_csv")
+_FUNCTIONS = Choice("function", ("step_cost_from_distserve", "step_cost_from_splitwise",
+                                "fit_step_cost_vllm_bench", "step_cost_from_csv"))
 _KV = ("gpu_memory_gib", "weights_gib", "layers", "kv_heads", "head_dim", "kv_dtype_bytes",
        "gpu_memory_utilization", "activation_gib")
 _KV_REQUIRED = ("gpu_memory_gib", "weights_gib", "layers", "kv_heads", "head_dim",
@@ -195,9 +196,7 @@ def load_serving_preset(path) -> ServingPreset:
     _keys(fit, _FIT, _FIT, fw)
     for k, kind in _FIT.items():
         _typed(fit[k], kind, fw, k)
-    if fit["function"] not in _FUNCTIONS:
-        raise ValueError(f"{fw}: field 'function' must be one of {', '.join(_FUNCTIONS)}, got "
-                         f"{fit['function']!r}")
+    _FUNCTIONS.check(fit["function"], f"{fw}: field 'function'")
     if not fit["files"] or not all(isinstance(f, str) and f.strip() for f in fit["files"]):
         raise ValueError(f"{fw}: field 'files' must list the real-data files (non-empty "
                          f"strings), got {fit['files']!r}")

@@ -176,10 +176,8 @@ def read_plan(text) -> PlanSpec:
         if key in arrivals:
             args[name] = arrivals[key]
     workload = args.get("workload", "gpu")
-    from .families import FAMILIES
-    if not isinstance(workload, str) or workload not in FAMILIES:
-        raise ValueError(f"workload must be one of {', '.join(map(repr, FAMILIES))}, got "
-                         f"{workload!r}")
+    from .families import family
+    family(workload)                              # ValueError naming the workloads
     serving = workload in ("llm_serving", "llm_disaggregated")
     allowed = SERVING_SEARCH if serving else SEARCH
     search = _table(data.get("search", {}), "search", allowed)

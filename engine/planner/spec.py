@@ -16,7 +16,7 @@ from ..core import domains as dom
 from .checks import MAX_REPLICAS, number_in, values_in, whole_in  # noqa: F401
 from .hardware import Hardware, ServingHardware, price_of, short_name  # noqa: F401
 
-ARRIVAL_KINDS = ("poisson", "bursty", "mmpp2", "replay")
+ARRIVAL_KINDS = dom.ARRIVAL_KIND.values
 MAX_CONFIGURATIONS = 200_000      # the largest grid one plan prices
 MAX_CONFIRM = int(dom.PLAN_CONFIRM.high)
 MAX_SLA_ROWS = 6
@@ -25,6 +25,12 @@ MAX_SLA_ROWS = 6
 def _families():
     from .families import FAMILIES
     return FAMILIES
+
+
+def _family(workload):
+    """The family of ``workload`` (a key of ``families.FAMILIES``), or ``ValueError``."""
+    from .families import family
+    return family(workload)
 
 
 WORKLOADS = ("gpu", "llm", "llm_serving", "llm_disaggregated")
@@ -56,9 +62,7 @@ def _sla(rows, metrics: tuple, from_fields: bool = False) -> tuple:
         if isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != 3:
             raise ValueError(f"{where} must be (metric, percentile, target_ms), got {row!r}")
         metric, q, target = row
-        if metric not in metrics:
-            raise ValueError(f"{where}: metric must be one of {', '.join(metrics)} for this "
-                             f"workload, got {metric!r}")
+        dom.Choice("metric", tuple(metrics)).check(metric, f"{where}: metric")
         out.append((metric, number_in(q, dom.PLAN_PERCENTILE, q_name),
                     number_in(target, dom.PLAN_TARGET_MS, t_name)))
     if not out:
@@ -132,16 +136,10 @@ class PlanSpec:
     link_latency_ms: float = 0.0
 
     def __post_init__(self):
-        families = _families()
-        if not isinstance(self.workload, str) or self.workload not in families:
-            raise ValueError(f"workload must be one of {tuple(families)}, got "
-                             f"{self.workload!r}")
-        fam = families[self.workload]
+        fam = _family(self.workload)
         setv = lambda k, v: object.__setattr__(self, k, v)   # noqa: E731 (frozen fields)
         setv("rate_per_s", number_in(self.rate_per_s, dom.PLAN_RATE_PER_S))
-        if self.arrivals_kind not in ARRIVAL_KINDS:
-            raise ValueError(f"arrivals_kind must be one of {ARRIVAL_KINDS}, "
-                             f"got {self.arrivals_kind!r}")
+        dom.ARRIVAL_KIND.check(self.arrivals_kind)
         setv("arrivals_scv", number_in(self.arrivals_scv, dom.PLAN_ARRIVALS_SCV))
         for key in ("arrivals_trace", "token_trace", "prompt_law", "token_law"):
             if not isinstance(getattr(self, key), str):
@@ -166,10 +164,7 @@ class PlanSpec:
         setv("hardware", hw)
         for key, domain in RANGES.items():
             setv(key, values_in(getattr(self, key), domain, key))
-        from ..llm_serving import DISPATCH
-        if self.dispatch not in DISPATCH:
-            raise ValueError(f"dispatch must be one of {', '.join(DISPATCH)}, got "
-                             f"{self.dispatch!r}")
+        dom.FLEET_DISPATCH.check(self.dispatch)
         setv("link_gb_per_s", number_in(self.link_gb_per_s, dom.PLAN_LINK_GB_PER_S))
         setv("link_latency_ms", number_in(self.link_latency_ms, dom.PLAN_LINK_LATENCY_MS))
         fam.check(self)
@@ -243,18 +238,12 @@ def hardware_presets(workload: str = "gpu") -> dict:
     each LLM batch-time preset (``presets/llm_batching``); serving: each serving preset
     (``presets/llm_serving``); those a price preset (``presets/hardware_prices``) lists,
     priced at their GPUs' share of the instance.  Read once per process."""
-    families = _families()
-    if not isinstance(workload, str) or workload not in families:
-        raise ValueError(f"workload must be one of {tuple(families)}, got {workload!r}")
-    return families[workload].presets()
+    return _family(workload).presets()
 
 
 def default_spec(workload: str = "gpu") -> PlanSpec:
     """A plan to start from (each family's ``default_spec`` says which)."""
-    families = _families()
-    if not isinstance(workload, str) or workload not in families:
-        raise ValueError(f"workload must be one of {tuple(families)}, got {workload!r}")
-    return PlanSpec(**families[workload].default_fields())
+    return PlanSpec(**_family(workload).default_fields())
 
 
 def __getattr__(name):

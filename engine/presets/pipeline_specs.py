@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.domains import PARALLEL_FRACTION, PIPE_C, PIPE_K, REUSE_FACTOR
+from ..core.domains import PARALLEL_FRACTION, PIPE_C, PIPE_K, PIPE_PRECISION, REUSE_FACTOR
 from .schema import PRESET_DIR, check_keys, load_folder, read_toml, scalars, schema
 
 GPU_SPEC_DIR = PRESET_DIR / "gpu_specs"
 PIPELINE_WORKLOAD_DIR = PRESET_DIR / "pipeline_workloads"
-PRECISIONS = ("fp32", "fp16")
+PRECISIONS = PIPE_PRECISION.values
 
 _GPU_DOMAINS = {"sm_count": PIPE_C}
 _WORKLOAD_DOMAINS = {"parallel_fraction": PARALLEL_FRACTION, "reuse_factor": REUSE_FACTOR,
@@ -68,9 +68,7 @@ def load_gpu_spec(path) -> GpuSpec:
 def load_pipeline_workload(path) -> PipelineWorkload:
     """Load and validate one pipeline workload TOML file."""
     values, where = _load_flat(PipelineWorkload, path, _WORKLOAD_DOMAINS)
-    if values["precision"] not in PRECISIONS:
-        raise ValueError(f"{where}: field 'precision' must be 'fp32' or 'fp16', "
-                         f"got {values['precision']!r}")
+    PIPE_PRECISION.check(values["precision"], f"{where}: field 'precision'")
     return PipelineWorkload(**values)
 
 

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.domains import TOKEN_LAW_KIND
 from ..core.token_laws import MAX_TOKEN_GRID, EmpiricalTokens
 from .schema import (IDENTITY, PRESET_DIR, check_keys, column, load_folder, read_toml, schema,
                      text)
 
 TOKEN_LAW_DIR = PRESET_DIR / "token_laws"
-TOKEN_LAW_KINDS = ("output", "prompt")
+TOKEN_LAW_KINDS = TOKEN_LAW_KIND.values
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,7 @@ def load_token_law_preset(path) -> TokenLawPreset:
     check_keys(data, _TOP, _TOP, where)
     for key in IDENTITY + ("kind",):
         text(data, key, where)
-    if data["kind"] not in TOKEN_LAW_KINDS:
-        raise ValueError(f"{where}: field 'kind' must be 'output' or 'prompt', "
-                         f"got {data['kind']!r}")
+    TOKEN_LAW_KIND.check(data["kind"], f"{where}: field 'kind'")
     bins = data["bins"]
     if not isinstance(bins, dict):
         raise ValueError(f"{where}: field 'bins' must be a table")

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 import functools
 
-from ..core.domains import LAM, MU, N_BACKENDS, NET_DELAY
-from ..core.service_laws import SERVICE_LAWS, service_law, service_sampler
+from ..core.domains import LAM, MU, N_BACKENDS, NET_DELAY, SERVICE_LAW
+from ..core.service_laws import service_law, service_sampler
 from . import answers, central, curves, sim
 from .cdfs import (mmn_response_cdf, mmn_response_percentile, mmn_waiting_percentile,
                    response_cdf, response_percentile, retry_busy_probability, utilization,
@@ -57,9 +57,7 @@ class RandomDispatch:
         if self.n is not None:
             N_BACKENDS.check(self.n, "n")
         if isinstance(self.law, str):
-            if self.law not in SERVICE_LAWS:
-                raise ValueError(f"law must be one of {', '.join(SERVICE_LAWS)} or a law "
-                                 f"object, got {self.law!r}")
+            SERVICE_LAW.check(self.law, "law")             # or a law object
         else:
             service_sampler(self.law)             # ValueError naming service
         self.service                              # noqa: B018 (checks sigma at once)

@@ -12,15 +12,15 @@ import numpy as np
 
 from ..core.arrival_input import (arrival_rate, check_arrival_times,
                                   is_arrival_process)
-from ..core.domains import (N_BACKENDS, N_REQUESTS, NET_DELAY, RETRY_CYCLE_S,
-                            SIM_RATE_PER_S, WARMUP)
+from ..core.domains import (DISPATCH_POLICY, N_BACKENDS, N_REQUESTS, NET_DELAY,
+                            RETRY_CYCLE_S, SIM_RATE_PER_S, WARMUP)
 from ..core.jit import BACKEND, choose, compiled  # noqa: F401 (BACKEND: public API)
 from ..core.renamed import renamed_attribute
 from ..core.records import drawn_arrivals, summary_of, warmup_count
 from ..core.service_laws import service_sampler
 from ..core.stats import N_GROUPS, ci95_half_width
 
-POLICIES = ("random_retry", "jsq", "central_queue")
+POLICIES = DISPATCH_POLICY.values
 _CHOICE_CHUNK = 1 << 18       # random backend choices drawn per refill
 
 # Slots of the retry loop's integer state.
@@ -227,8 +227,7 @@ def simulate_records(policy, lam, service, n, d1=0.0, d2=0.0, delta=0.0,
     λ·E[S] ≥ n (no steady state: the retries would never end), λ the process's rate
     or the trace's mean rate with ``arrivals``.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    DISPATCH_POLICY.check(policy)
     if arrivals is None:
         lam = float(SIM_RATE_PER_S.check(lam, "lam"))
     n = int(N_BACKENDS.check(n))
@@ -316,8 +315,7 @@ def summarised(records: DispatchRecords, policy: str, warmup_requests=None) -> D
     one request counted), the means and percentiles of the response and waiting times by
     ``engine.core.records.summary_of``, their 95 % half-widths by batch means, the tries
     and the busy fractions of first tries and retries."""
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    DISPATCH_POLICY.check(policy)
     n_req = records.arrival.size
     if n_req == 0:
         raise ValueError("records must hold at least one request")

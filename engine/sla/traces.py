@@ -11,7 +11,7 @@ from scipy import stats
 from ..core.domains import (COST, HEADROOM, INTERVAL, LAM, MIN_INTERVAL, MU, N_BACKENDS,
                             PERCENTILE, PROVISIONING_DELAY, REL_TOLERANCE, SPIKE_FACTOR,
                             SPIKE_MINUTES, SPIKES, TRACE_HOURS, TRACE_INTERVALS,
-                            TRACE_MEAN_RATE, TRACE_NOISE)
+                            TRACE_KIND, TRACE_MEAN_RATE, TRACE_NOISE)
 from .cdfs import response_cdf
 from .checks import check_probability
 from .replicas import min_backends
@@ -157,8 +157,7 @@ def trace_rates(trace, interval_s, kind="rate"):
         raise ValueError(f"trace holds a negative value at index {int(np.argmax(arr < 0))}")
     if kind == "rate":
         return arr
-    if kind != "timestamps":
-        raise ValueError(f"kind must be 'rate' or 'timestamps', got {kind!r}")
+    TRACE_KIND.check(kind)                       # "timestamps" from here on
     down = np.diff(arr) < 0
     if down.any():
         i = int(np.argmax(down)) + 1

@@ -8,8 +8,8 @@ import numpy as np
 from ..core import token_laws
 from ..core.renamed import renamed_attribute
 from ..core.units import s_from_ms
-from ..core.domains import (A_S_PER_TOKEN, C_S, FINITE_N_MAX, LAM_PER_S, LOSS_COST, PATIENCE_S,
-                            PROFILE_A_S, PROFILE_C_S, THETA, check_n_max)
+from ..core.domains import (A_S_PER_TOKEN, C_S, FINITE_N_MAX, LAM_PER_S, LIMIT_METHOD, LOSS_COST,
+                            PATIENCE_S, PROFILE_A_S, PROFILE_C_S, THETA, check_n_max)
 from .formulas import (clipped_token_moments, largest_stable_limit, mean_utility, mean_wait,
                        utilization)
 from .patience import impatience
@@ -134,8 +134,7 @@ def optimal_limit(lam, a, c, dist, theta, loss_cost=None, patience=None, *, meth
     else:
         ell = float(LOSS_COST.check(loss_cost))
         tau = float(PATIENCE_S.check(patience))
-        if method not in ("exact", "interpolation"):
-            raise ValueError(f"method must be 'exact' or 'interpolation', got {method!r}")
+        LIMIT_METHOD.check(method)
         sign = 1.0 if printed_sign else -1.0
         name = "V2"
         if candidates is not None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import token_laws
-from ..core.domains import A_S_PER_TOKEN, C_S, LAM_PER_S, PATIENCE_S, check_n_max
+from ..core.domains import (A_S_PER_TOKEN, C_S, LAM_PER_S, LIMIT_METHOD, PATIENCE_S,
+                            check_n_max)
 from ..core.jit import BACKEND, choose, compiled
 from ..core.renamed import renamed_attribute
 from .formulas import clipped_token_moments, mean_wait, service_moments
@@ -308,8 +309,7 @@ def impatience(lam, a, c, dist, n_max, patience, method="exact", *, rtol=1e-6):
     above ``EXACT_LAM_TAU`` arrivals raises ``ValueError`` (the exact solver's
     grid; the interpolation's M/D/1+D anchor uses it too).
     """
-    if method not in ("exact", "interpolation"):
-        raise ValueError(f"method must be 'exact' or 'interpolation', got {method!r}")
+    LIMIT_METHOD.check(method)
     lam, a, c = LAM_PER_S.check(lam), A_S_PER_TOKEN.check(a), C_S.check(c)
     m = check_n_max(n_max)
     tau = PATIENCE_S.check(patience)

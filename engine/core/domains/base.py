@@ -1,5 +1,6 @@
 """The ``Domain`` declaration: the valid range of one real parameter, checked at one
-boundary (``Domain.check``), and ``check_limit`` for an optional limit."""
+boundary (``Domain.check``); ``Choice``: the words one parameter may take
+(``Choice.check``); and ``check_limit`` for an optional limit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,6 +62,46 @@ class Domain:
             example = arr[bad].flat[0] if arr.ndim else float(arr)
             raise ValueError(f"{name} must be {self.describe()}, got {example:g}")
         return arr
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The values one parameter may take, a fixed set of words (a method, a policy, a
+    law's kind).  ``check`` returns the value, or raises ``ValueError`` naming the
+    parameter and listing the allowed values, as ``Domain.check`` does for a range.
+
+    >>> Choice("blocking", ("before", "after")).check("after")
+    'after'
+    >>> Choice("blocking", ("before", "after")).check("later", "mode")
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be one of 'before', 'after', got 'later'
+    """
+
+    name: str
+    values: tuple
+    description: str = ""
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(
+            f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)
+            for v in self.values)
+
+    def __contains__(self, value) -> bool:
+        if isinstance(value, np.ndarray):
+            return False
+        try:
+            return any(isinstance(value, str) == isinstance(v, str) and bool(value == v)
+                       for v in self.values)
+        except (TypeError, ValueError):           # an odd type: none of the values
+            return False
+
+    def check(self, value, name: str | None = None):
+        """Return ``value``, or raise ``ValueError`` naming it (``name`` or the declared
+        name) and the allowed values."""
+        if value not in self:
+            raise ValueError(f"{name or self.name} must be {self.describe()}, got {value!r}")
+        return value
 
 
 def check_limit(domain: Domain, value) -> np.ndarray:

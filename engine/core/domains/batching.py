@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Domain, check_limit
+from .base import Choice, Domain, check_limit
 
 LAM = Domain("lam", "jobs per time unit", low=0.0, allow_inf=True, typical=(0.0, 10.0),
              description="Poisson arrival rate λ (per ms with the presets)")
@@ -66,6 +66,10 @@ BATCH_SIZE_B = Domain("b", "jobs", low=0.0, low_open=True, typical=(1.0, 256.0),
                       description="a batch size the throughput μ[b] is read at (finite)")
 BATCH_SIZE_B0 = Domain("b", "jobs", low=0.0, typical=(0.0, 256.0),
                        description="a batch size the energy c[b] is read at (finite, 0 too)")
+LOAD_UNIT = Choice("unit", ("rho", "per_s"),
+                   description="a load as the normalised ρ = λα, or requests per second")
+THINK_LAW = Choice("think", ("exponential", "deterministic"),
+                   description="law of a closed-loop client's think time")
 
 
 def check_b_max(b_max) -> np.ndarray:

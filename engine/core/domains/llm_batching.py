@@ -2,7 +2,7 @@
 sizes, the batch-time law of eq 18, the KV-cache capacity; times in s."""
 from __future__ import annotations
 
-from .base import Domain
+from .base import Choice, Domain
 
 LLM_BATCH = Domain("b", "requests", low=1.0, integer=True, typical=(1, 64),
                    description="LLM batch size (fixed batching) or batch-size grid")
@@ -21,3 +21,7 @@ LLM_KV_CAPACITY = Domain("kv_capacity_tokens", "tokens", low=0.0, low_open=True,
                          description="KV-cache capacity of continuous batching, in tokens")
 LLM_PROMPT_TOKENS = Domain("prompt_tokens", "tokens", low=0.0, typical=(0.0, 2048.0),
                            description="input tokens each request holds in the KV cache")
+LLM_STRATEGY = Choice("strategy", ("dynamic", "fixed", "elastic", "continuous"),
+                      description="batching strategy of Yang et al. §IV")
+LLM_BATCH_TIME = Choice("batch_time", ("realised", "mean"),
+                        description="a batch's time from its drawn tokens, or its mean")

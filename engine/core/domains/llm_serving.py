@@ -4,7 +4,7 @@ disaggregated servers and fleets, step times read from a source; times in ms, ra
 per s, lengths in tokens."""
 from __future__ import annotations
 
-from .base import Domain
+from .base import Choice, Domain
 
 STEP_MS = Domain("base_ms", "ms", low=0.0, typical=(0.0, 50.0),
                  description="fixed time of one scheduler step")
@@ -60,3 +60,7 @@ STEP_CONTEXT_TOKENS = Domain("context_tokens", "tokens", low=1.0, high=1e7, typi
                                          "+ tokens so far; a mean allowed)")
 STEP_TIME_MS = Domain("step_ms", "ms", low=0.0, low_open=True, typical=(1.0, 1000.0),
                       description="a step's time read from a profile or an estimator")
+FLEET_DISPATCH = Choice("dispatch", ("random", "round_robin", "least_outstanding"),
+                        description="how a fleet's dispatcher picks a replica")
+DECODE_FIT = Choice("decode", ("joint", "small", "large"),
+                    description="which of DistServe's decode fits a step cost takes")

@@ -3,7 +3,7 @@ rates and sizes, the spec mapping, the simulator; rates per time unit (per ms wi
 the presets)."""
 from __future__ import annotations
 
-from .base import Domain
+from .base import Choice, Domain
 
 PIPE_MU = Domain("mu", "jobs per time unit", low=0.0, low_open=True, typical=(0.1, 10.0),
                  description="service rate of one server of a station")
@@ -29,3 +29,13 @@ PIPE_LOAD_FRACTION = Domain("fraction", "", low=0.0, typical=(0.01, 0.99),
 PIPE_SIM_LAM = Domain("lam", "jobs per time unit", low=0.0, low_open=True,
                       typical=(0.1, 10.0),
                       description="arrival rate of a simulated run (positive and finite)")
+PIPE_BLOCKING = Choice("blocking", ("before", "after"),
+                       description="blocking before service (the paper's rule) or after it")
+PIPE_METHOD = Choice("method", ("auto", "full", "reference"),
+                     description="how the exact tandem's phases are solved")
+PIPE_VARY = Choice("vary", ("K", "c"),
+                   description="the size a capacity chart runs against")
+PIPE_PRECISION = Choice("precision", ("fp32", "fp16"),
+                        description="the arithmetic a pipeline job's operations run in")
+PIPE_LOAD_MODE = Choice("mode", ("frac", "rate"),
+                        description="a load as a fraction of the capacity, or as jobs per s")

@@ -3,7 +3,7 @@ searched ranges, and the candidates it prices; rates per s, times in ms, energy 
 per request, prices in $ per hour, power in W."""
 from __future__ import annotations
 
-from .base import Domain
+from .base import Choice, Domain
 
 PLAN_RATE_PER_S = Domain("rate_per_s", "requests per s", low=0.0, low_open=True,
                          typical=(0.1, 10_000.0), description="total request rate of a plan")
@@ -59,3 +59,5 @@ MAX_BATCH = Domain("max_batch", "requests", low=1.0, integer=True, typical=(1, 2
                    description="largest batch a GPU profile measured")
 SERVER_GPUS = Domain("gpus", "GPUs", low=1.0, high=4096.0, integer=True, typical=(1, 8),
                      description="GPUs one server uses (its tensor-parallel degree)")
+ARRIVAL_KIND = Choice("arrivals_kind", ("poisson", "bursty", "mmpp2", "replay"),
+                      description="the arrival process of a plan's traffic")

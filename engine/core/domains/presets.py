@@ -3,7 +3,7 @@ them; any other number in a preset file is a measured or datasheet quantity, pos
 and finite (``PRESET_VALUE``)."""
 from __future__ import annotations
 
-from .base import Domain
+from .base import Choice, Domain
 
 PRESET_VALUE = Domain("value", "", low=0.0, low_open=True, typical=(0.001, 1000.0),
                       description="a measured or datasheet number of a preset file")
@@ -21,3 +21,5 @@ PEAK_TO_MEAN = Domain("peak_to_mean", "", low=1.0, typical=(1.0, 20.0),
                       description="arrivals in the busiest window over the mean window's")
 INSTANCE_GPUS = Domain("gpus_per_instance", "GPUs", low=1.0, integer=True, typical=(1, 8),
                        description="GPUs of one rented instance, or of one server on it")
+TOKEN_LAW_KIND = Choice("kind", ("output", "prompt"),
+                        description="which tokens a token-law preset describes")

@@ -2,7 +2,7 @@
 engine/sla/); times in s."""
 from __future__ import annotations
 
-from .base import Domain
+from .base import Choice, Domain
 
 MU = Domain("mu", "requests per s", low=0.0, low_open=True, typical=(1.0, 1000.0),
             description="service rate μ of one backend (1/mean service time)")
@@ -59,3 +59,7 @@ REPLICA_ANSWER = Domain("approx", "replicas", low=1.0, integer=True, allow_inf=T
                         description="a fewest-replicas answer (inf: none meets the SLA)")
 REL_TOLERANCE = Domain("rel", "", low=0.0, typical=(0.0, 0.1),
                        description="relative tolerance of a comparison")
+TRACE_KIND = Choice("kind", ("rate", "timestamps"),
+                    description="what a load trace holds: a rate per interval, or arrival times")
+DISPATCH_POLICY = Choice("policy", ("random_retry", "jsq", "central_queue"),
+                         description="how the simulated dispatcher places a request")

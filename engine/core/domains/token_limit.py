@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Domain, check_limit
+from .base import Choice, Domain, check_limit
 
 A_S_PER_TOKEN = Domain("a", "s per token", low=0.0, low_open=True, typical=(0.005, 0.05),
                        description="time per output token a (slope of S = a·n + c)")
@@ -42,6 +42,9 @@ PROFILE_A_S = Domain("a_s", "s per token", low=1e-4, high=1.0, typical=(0.005, 0
 PROFILE_C_S = Domain("c_s", "s", low=0.0, high=60.0, typical=(0.0, 2.0),
                      description="fixed time per request of a latency profile a page takes "
                                  "(a vLLM benchmark's mean TTFT)")
+LIMIT_METHOD = Choice("method", ("exact", "interpolation"),
+                      description="how the loss with patience is solved: the exact M/G/1+D "
+                                  "queue, or the interpolation of Yang et al. §III")
 
 
 def check_n_max(n_max) -> np.ndarray:

@@ -10,6 +10,7 @@ A new family is one more module here and one more line in ``FAMILIES``.
 """
 from __future__ import annotations
 
+from ...core.domains import Choice
 from .base import METRICS, Family, Knob, sla_column, sla_text
 from .gpu_batching import FAMILY as _GPU
 from .llm_batch import FAMILY as _LLM
@@ -21,10 +22,7 @@ FAMILIES = {f.name: f for f in (_GPU, _LLM, _SERVING, _DISAGGREGATED)}
 
 def family(name: str) -> Family:
     """The family called ``name`` (``ValueError`` naming the choices otherwise)."""
-    try:
-        return FAMILIES[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"workload must be one of {tuple(FAMILIES)}, got {name!r}") from None
+    return FAMILIES[Choice("workload", tuple(FAMILIES)).check(name)]
 
 
 __all__ = ["FAMILIES", "Family", "Knob", "METRICS", "family", "sla_column", "sla_text"]

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ...core.domains import PLAN_TOKEN_LIMIT
+from ...core.domains import PLAN_TOKEN_LIMIT, Choice
 from ...core.records import warmup_count
 from ...core.stats import PERCENTILES, percentiles
 from ...core.units import ms_from_s
@@ -61,9 +61,7 @@ class LlmBatch(BatchFamily):
         return isinstance(hw, Hardware) and bool(hw.k_s)
 
     def check(self, spec) -> None:
-        if spec.token_law not in token_law_presets():
-            raise ValueError(f"token_law must be one of {sorted(token_law_presets())}, "
-                             f"got {spec.token_law!r}")
+        Choice("token_law", tuple(sorted(token_law_presets()))).check(spec.token_law)
         if spec.queue_delay_ms != (0.0,):
             raise ValueError("queue_delay_ms applies to the GPU workload only; an LLM "
                              "plan takes (0,)")

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...core.domains import MAX_BATCHED_TOKENS, MAX_NUM_SEQS, PLAN_REPLICAS
+from ...core.domains import MAX_BATCHED_TOKENS, MAX_NUM_SEQS, PLAN_REPLICAS, Choice
 from ...llm_serving import (Scheduler, approximate_percentiles, approximate_serving,
                             kv_bytes_per_token, serving_presets, simulate_fleet)
 from ...presets import token_law_presets
@@ -88,11 +88,9 @@ class ServingFamily(Family):
 
     def check(self, spec) -> None:
         if not spec.token_trace:
-            laws = token_law_presets()
+            laws = Choice("token law", tuple(sorted(token_law_presets())))
             for key in ("prompt_law", "token_law"):
-                if getattr(spec, key) not in laws:
-                    raise ValueError(f"{key} must be one of {sorted(laws)} (or give "
-                                     f"token_trace), got {getattr(spec, key)!r}")
+                laws.check(getattr(spec, key), f"{key} (without a token_trace)")
 
     # what the two serving families share, as methods (one piece of code each)
     def scheduler_of(self, hw, max_num_seqs, max_num_batched_tokens) -> Scheduler:

@@ -8,6 +8,7 @@ import hashlib
 
 import numpy as np
 
+from ...core.domains import Choice
 from ...presets import token_law_presets
 
 
@@ -64,8 +65,7 @@ def workload_from_laws(prompt_law: str, token_law: str) -> ServingWorkload:
     """The workload of two token-law presets (prompts, replies), taken as independent."""
     laws = token_law_presets()
     for key, value in (("prompt_law", prompt_law), ("token_law", token_law)):
-        if value not in laws:
-            raise ValueError(f"{key} must be one of {sorted(laws)}, got {value!r}")
+        Choice(key, tuple(sorted(laws))).check(value)
     return ServingWorkload(f"laws:{prompt_law}:{token_law}",
                            f"prompts {laws[prompt_law].name}; replies {laws[token_law].name}",
                            laws[prompt_law].law(), laws[token_law].law())
