@@ -82,11 +82,12 @@ def _pipeline_results():
     return {"TandemMeasures": pipeline.tandem(np.array([0.2, 0.5]), *args),
             "TandemMeasures (naive)": pipeline.tandem_independent(np.array([0.2, 0.5]), *args),
             "TandemSimResult": pipeline.simulate_tandem(0.5, *args, n_jobs=2000, seed=1),
-            "TandemRecords": pipeline.simulate_tandem_records(0.5, *args, n_jobs=2000, seed=1)}
+            "TandemRecords": pipeline.simulate_tandem_records(0.5, *args, n_jobs=2000, seed=1),
+            "PipelineRates": pipeline.PipelineRates(*args, 1e9, 2e6)}
 
 
 @pytest.mark.parametrize("result", ["TandemMeasures", "TandemMeasures (naive)",
-                                    "TandemSimResult", "TandemRecords"])
+                                    "TandemSimResult", "TandemRecords", "PipelineRates"])
 def test_a_pipeline_result_s_old_field_names_answer_the_new(result):
     """Each old field name of a pipeline result (a time or rate given its unit) reads the
     same numbers as the new name, with a warning naming the new one."""
@@ -97,6 +98,19 @@ def test_a_pipeline_result_s_old_field_names_answer_the_new(result):
         with pytest.warns(DeprecationWarning, match=rf"\.{old} is deprecated; use \.{new} "):
             got = getattr(obj, old)
         assert np.array_equal(got, getattr(obj, new)), old
+
+
+def test_pipeline_rates_built_with_the_old_keywords_are_the_same_rates():
+    from engine import pipeline
+    new = pipeline.PipelineRates(mu_cpu_per_ms=1.0, mu_mem_per_ms=2.0, mu_cu_per_ms=0.1, K=8,
+                                 c=16, flops_per_job=1e9, mem_traffic_bytes_per_job=2e6)
+    with pytest.warns(DeprecationWarning) as seen:
+        old = pipeline.PipelineRates(mu_cpu=1.0, mu_mem=2.0, mu_cu=0.1, K=8, c=16,
+                                     flops_per_job=1e9, mem_traffic_bytes_per_job=2e6)
+    for name in ("mu_cpu", "mu_mem", "mu_cu"):
+        assert any(f"({name}=...) is deprecated; use {name}_per_ms=" in str(w.message)
+                   for w in seen), name
+    assert old == new and old.tandem(0.5).w_total_ms == new.tandem(0.5).w_total_ms
 
 
 def test_the_llm_batching_answers_old_keys_answer_the_new():
@@ -147,6 +161,7 @@ BATCHING_OLD_KEYWORDS = [
     ("exact.unlimited_moments", (), dict(LOAD, lam=np.array([LAM_PER_MS]))),
     ("exact.limited_solution", (), dict(lam=1.0, tau=TABLE_MS[:8])),
     ("sweep_from_results", (), dict(lam=[LAM_PER_MS, 1e3], results=[None, None])),
+    ("largest_rate_below", ([1.0, 2.0, 3.0],), dict(values=[10.0, 20.0, 40.0], target=15.0)),
     ("simulate_batching", (), dict(LOAD, b_max=16, max_queue_delay=1.0,
                                    preferred_batch_size=8, **RUN)),
     ("simulate_batching", (), dict(lam=LAM_PER_MS, batch_time=TABLE_MS, **RUN)),

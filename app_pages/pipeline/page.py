@@ -41,9 +41,10 @@ def run():
     except ValueError as err:
         st.error(f"These specs do not fit the workload: {err}", icon=":material/error:")
         return share.publish(FIELDS)
-    st.caption(f"{sc.spec.name} · {sc.workload.name}. Rates: CPU + link {fmt_rate(r.mu_cpu)}, "
-               f"memory {fmt_rate(r.mu_mem)}, each of {r.c} modelled units "
-               f"{fmt_rate(r.mu_cu)} ({sc.spec.sm_count / r.c:.3g} SMs each; the stage's "
+    st.caption(f"{sc.spec.name} · {sc.workload.name}. Rates: CPU + link "
+               f"{fmt_rate(r.mu_cpu_per_ms)}, memory {fmt_rate(r.mu_mem_per_ms)}, each of "
+               f"{r.c} modelled units "
+               f"{fmt_rate(r.mu_cu_per_ms)} ({sc.spec.sm_count / r.c:.3g} SMs each; the stage's "
                f"total rate is kept, so only the number of jobs run at once is coarser).")
     if not exact_allowed(sc, data.phases(m)):
         return share.publish(FIELDS)

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..core.domains import PIPE_LOAD_FRACTION, RATE_PER_S
+from ..core.domains import PIPE_LOAD_FRACTION, PIPE_LOAD_MODE, PIPE_PRECISION, RATE_PER_S
 from ..core.renamed import REMOVED_IN, renamed_attribute
 from ..core.units import MS_PER_S, per_ms_from_per_s, per_s_from_per_ms  # noqa: F401
 from .specs import PipelineRates
@@ -37,7 +37,8 @@ def per_s_to_per_ms(rate_per_s):
 
 def stage_capacities(rates: PipelineRates) -> tuple[float, float, float]:
     """Each stage's own rate alone, jobs per ms: μ_cpu, μ_mem, c·μ_cu."""
-    return (float(rates.mu_cpu), float(rates.mu_mem), float(rates.c * rates.mu_cu))
+    return (float(rates.mu_cpu_per_ms), float(rates.mu_mem_per_ms),
+            float(rates.c * rates.mu_cu_per_ms))
 
 
 def slowest_stage(rates: PipelineRates) -> int:
@@ -56,9 +57,7 @@ def slowest_rate_per_ms(rates: PipelineRates, *, without_units: bool = False) ->
 def peak_flop_per_s(spec, precision: str) -> float:
     """The datasheet's peak of ``precision`` ("fp32" or "fp16"), FLOP per s."""
     peaks = {"fp32": spec.fp32_peak_TFLOP_per_s, "fp16": spec.fp16_peak_TFLOP_per_s}
-    if precision not in peaks:
-        raise ValueError(f"precision must be 'fp32' or 'fp16', got {precision!r}")
-    return float(peaks[precision]) * 1e12
+    return float(peaks[PIPE_PRECISION.check(precision)]) * 1e12
 
 
 def bandwidths_bytes_per_s(spec) -> tuple[float, float]:
@@ -98,7 +97,7 @@ def relative_change(new, old):
         return (np.asarray(new, dtype=float) / np.asarray(old, dtype=float) - 1.0)[()]
 
 
-LOAD_MODES = ("frac", "rate")
+LOAD_MODES = PIPE_LOAD_MODE.values
 
 
 def load_per_ms(capacity_per_ms: float, mode: str, fraction: float,
@@ -106,8 +105,7 @@ def load_per_ms(capacity_per_ms: float, mode: str, fraction: float,
     """The arrival rate λ (jobs per ms) of a load given as a ``fraction`` of the exact
     capacity λ* (``mode="frac"``: λ = f·λ*) or as ``rate_per_s`` jobs per s
     (``mode="rate"``: λ = rate/1000)."""
-    if mode not in LOAD_MODES:
-        raise ValueError(f"mode must be 'frac' or 'rate', got {mode!r}")
+    PIPE_LOAD_MODE.check(mode)
     if mode == "frac":
         return float(capacity_per_ms) * float(PIPE_LOAD_FRACTION.check(fraction))
     return float(per_ms_from_per_s(RATE_PER_S.check(rate_per_s)))
@@ -149,7 +147,8 @@ def operating_point(rates: PipelineRates, lam_per_ms: float, exact: TandemMeasur
     return OperatingPoint(
         lam_per_ms=float(lam_per_ms), capacity_per_ms=float(capacity_per_ms),
         stable=bool(lam_per_ms < capacity_per_ms),
-        busy=(thr / rates.mu_cpu, thr / rates.mu_mem, float(exact.l_cu) / rates.c),
+        busy=(thr / rates.mu_cpu_per_ms, thr / rates.mu_mem_per_ms,
+              float(exact.l_cu) / rates.c),
         blocked=(float(exact.p_cpu_blocked), float(exact.p_mem_blocked)),
         jobs=(float(exact.l_cpu), float(exact.l_mem), float(exact.l_cu)),
         slowest=slowest_stage(rates), gain_over_slowest=float(capacity_per_ms) / min(caps) - 1.0)

@@ -52,8 +52,8 @@ class Tandem:
     @classmethod
     def from_rates(cls, rates: PipelineRates, blocking: str = "before") -> Tandem:
         """The tandem of spec-based ``rates`` (``rates_from_specs``)."""
-        return cls(float(rates.mu_cpu), float(rates.mu_mem), float(rates.mu_cu), int(rates.K),
-                   int(rates.c), blocking)
+        return cls(float(rates.mu_cpu_per_ms), float(rates.mu_mem_per_ms),
+                   float(rates.mu_cu_per_ms), int(rates.K), int(rates.c), blocking)
 
     @property
     def args(self) -> tuple:

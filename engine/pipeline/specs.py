@@ -8,26 +8,38 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core.domains import (PARALLEL_FRACTION, PIPE_C, PIPE_FLOPS_PER_BYTE, PIPE_JOB_SIZE_BYTES,
-                            PIPE_K, PIPE_SPEEDUP, REUSE_FACTOR)
+                            PIPE_K, PIPE_PRECISION, PIPE_SPEEDUP, REUSE_FACTOR)
+from ..core.renamed import renamed_attribute, renamed_keywords
 from .checks import single_integer
 from .exact import TandemMeasures, tandem
 
 
 @dataclass(frozen=True)
 class PipelineRates:
-    """Service rates of the three stages, in jobs per ms, and the two capacities."""
+    """Service rates of the three stages, in jobs per ms, and the two capacities (jobs,
+    units).  The rates' old names (``mu_cpu``, ``mu_mem``, ``mu_cu``) still read, and
+    construct, with a ``DeprecationWarning``."""
 
-    mu_cpu: float            # jobs per ms
-    mu_mem: float            # jobs per ms
-    mu_cu: float             # jobs per ms, one compute unit
+    mu_cpu_per_ms: float     # jobs per ms
+    mu_mem_per_ms: float     # jobs per ms
+    mu_cu_per_ms: float      # jobs per ms, one compute unit
     K: int                   # jobs the GPU global memory holds
     c: int                   # compute units (SMs)
     flops_per_job: float
     mem_traffic_bytes_per_job: float
 
+    mu_cpu = renamed_attribute("mu_cpu_per_ms")
+    mu_mem = renamed_attribute("mu_mem_per_ms")
+    mu_cu = renamed_attribute("mu_cu_per_ms")
+
     def tandem(self, lam_per_ms, blocking="before") -> TandemMeasures:
         """The exact tandem of these rates at arrival rates ``lam_per_ms`` (jobs per ms)."""
-        return tandem(lam_per_ms, self.mu_cpu, self.mu_mem, self.mu_cu, self.K, self.c, blocking)
+        return tandem(lam_per_ms, self.mu_cpu_per_ms, self.mu_mem_per_ms, self.mu_cu_per_ms,
+                      self.K, self.c, blocking)
+
+
+PipelineRates.__init__ = renamed_keywords(mu_cpu="mu_cpu_per_ms", mu_mem="mu_mem_per_ms",
+                                          mu_cu="mu_cu_per_ms")(PipelineRates.__init__)
 
 
 def rates_from_specs(spec, workload) -> PipelineRates:
@@ -64,8 +76,7 @@ def rates_from_specs(spec, workload) -> PipelineRates:
     f = float(PARALLEL_FRACTION.check(workload.parallel_fraction))
     reuse = float(REUSE_FACTOR.check(workload.reuse_factor))
     peaks = {"fp32": spec.fp32_peak_TFLOP_per_s, "fp16": spec.fp16_peak_TFLOP_per_s}
-    if workload.precision not in peaks:
-        raise ValueError(f"precision must be 'fp32' or 'fp16', got {workload.precision!r}")
+    PIPE_PRECISION.check(workload.precision, "precision")
     K, c = single_integer(workload.memory_slots, PIPE_K), single_integer(spec.sm_count, PIPE_C)
     if K * s > spec.memory_GB * 1e9:
         raise ValueError(f"memory_slots: {K} jobs of {s:g} bytes exceed {spec.memory_GB:g} GB")
@@ -76,8 +87,9 @@ def rates_from_specs(spec, workload) -> PipelineRates:
     traffic = s * max(1.0, f * intensity / reuse)
     t_mem = traffic / (spec.memory_bandwidth_GB_per_s * 1e9)
     t_cu = f * flops / (per_cycle * spec.boost_clock_MHz * 1e6)
-    return PipelineRates(mu_cpu=1e-3 / t_cpu, mu_mem=1e-3 / t_mem, mu_cu=1e-3 / t_cu, K=K, c=c,
-                         flops_per_job=flops, mem_traffic_bytes_per_job=traffic)
+    return PipelineRates(mu_cpu_per_ms=1e-3 / t_cpu, mu_mem_per_ms=1e-3 / t_mem,
+                         mu_cu_per_ms=1e-3 / t_cu, K=K, c=c, flops_per_job=flops,
+                         mem_traffic_bytes_per_job=traffic)
 
 
 def group_compute_units(rates: PipelineRates, units: int) -> PipelineRates:
@@ -91,8 +103,8 @@ def group_compute_units(rates: PipelineRates, units: int) -> PipelineRates:
     provably cannot (``tandem``'s first route, most GPU presets) it is not needed.
     """
     units = single_integer(units, PIPE_C)
-    return PipelineRates(mu_cpu=rates.mu_cpu, mu_mem=rates.mu_mem,
-                         mu_cu=rates.mu_cu * rates.c / units, K=rates.K, c=units,
+    return PipelineRates(mu_cpu_per_ms=rates.mu_cpu_per_ms, mu_mem_per_ms=rates.mu_mem_per_ms,
+                         mu_cu_per_ms=rates.mu_cu_per_ms * rates.c / units, K=rates.K, c=units,
                          flops_per_job=rates.flops_per_job,
                          mem_traffic_bytes_per_job=rates.mem_traffic_bytes_per_job)
 
@@ -101,4 +113,4 @@ def with_cpu_speedup(rates: PipelineRates, factor: float) -> PipelineRates:
     """The same pipeline with the CPU stage (host work and link) ``factor`` times faster:
     μ_cpu multiplied by ``factor`` (> 0), every other rate kept."""
     factor = float(PIPE_SPEEDUP.check(factor))
-    return replace(rates, mu_cpu=rates.mu_cpu * factor)
+    return replace(rates, mu_cpu_per_ms=rates.mu_cpu_per_ms * factor)

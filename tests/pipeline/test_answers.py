@@ -31,7 +31,7 @@ def test_the_old_unit_conversions_warn_and_answer_as_engine_core_units():
 
 def test_the_stage_row_spells_utilization_and_keeps_the_old_name():
     _, _, r = _rates(K=2, units=4)
-    cap = float(pl.capacity(r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c))
+    cap = float(pl.capacity(r.mu_cpu_per_ms, r.mu_mem_per_ms, r.mu_cu_per_ms, r.K, r.c))
     row = pl.stage_table(r, pl.operating_point(r, 0.5 * cap, r.tandem(0.5 * cap), cap))[0]
     with pytest.warns(DeprecationWarning, match=r"\.utilization"):
         assert row.utilisation == row.utilization
@@ -40,10 +40,10 @@ def test_the_stage_row_spells_utilization_and_keeps_the_old_name():
 def test_operating_point_of_a_pipeline_whose_downstream_never_blocks():
     """Fast memory and units, room for many jobs: the CPU is an M/M/1 queue, each
     stage is busy λ/μ of the time, nobody is blocked."""
-    r = pl.PipelineRates(mu_cpu=1.0, mu_mem=1e3, mu_cu=1e3, K=64, c=64, flops_per_job=1e9,
-                         mem_traffic_bytes_per_job=2e6)
+    r = pl.PipelineRates(mu_cpu_per_ms=1.0, mu_mem_per_ms=1e3, mu_cu_per_ms=1e3, K=64, c=64,
+                         flops_per_job=1e9, mem_traffic_bytes_per_job=2e6)
     lam = 0.6
-    cap = float(pl.capacity(r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c))
+    cap = float(pl.capacity(r.mu_cpu_per_ms, r.mu_mem_per_ms, r.mu_cu_per_ms, r.K, r.c))
     op = pl.operating_point(r, lam, r.tandem(lam), cap)
     assert op.stable and op.slowest == 0 and pl.STAGES[op.slowest] == "CPU + host link"
     assert op.busy == pytest.approx((lam / 1.0, lam / 1e3, lam / 1e3 / 64), rel=1e-9)
@@ -66,16 +66,17 @@ def test_traffic_and_peak_against_the_spec_mapping():
     assert pl.peak_flop_per_s(spec, "fp16") == spec.fp16_peak_TFLOP_per_s * 1e12
     # at the compute stage's own rate c·μ_cu the units run the parallel part f·F at the
     # precision's peak (the serial part runs on the host)
-    full = pl.traffic(r, r.c * r.mu_cu, wl.job_size_bytes).flop_per_s
+    full = pl.traffic(r, r.c * r.mu_cu_per_ms, wl.job_size_bytes).flop_per_s
     assert wl.parallel_fraction * full == pytest.approx(pl.peak_flop_per_s(spec, wl.precision))
-    assert pl.stage_capacities(r) == (r.mu_cpu, r.mu_mem, r.c * r.mu_cu)
+    assert pl.stage_capacities(r) == (r.mu_cpu_per_ms, r.mu_mem_per_ms, r.c * r.mu_cu_per_ms)
 
 
 def test_cpu_speedup_multiplies_only_the_cpu_rate():
     _, _, r = _rates()
     fast = pl.with_cpu_speedup(r, 20)
-    assert fast.mu_cpu == pytest.approx(20 * r.mu_cpu)
-    assert (fast.mu_mem, fast.mu_cu, fast.K, fast.c) == (r.mu_mem, r.mu_cu, r.K, r.c)
+    assert fast.mu_cpu_per_ms == pytest.approx(20 * r.mu_cpu_per_ms)
+    assert (fast.mu_mem_per_ms, fast.mu_cu_per_ms, fast.K, fast.c) == (
+        r.mu_mem_per_ms, r.mu_cu_per_ms, r.K, r.c)
 
 
 def test_simulator_summary_vocabulary_against_mm1():
@@ -94,7 +95,7 @@ def test_simulator_summary_vocabulary_against_mm1():
 
 def test_stage_table_reads_the_operating_point_in_planner_units():
     _, _, r = _rates(K=2, units=4)
-    cap = float(pl.capacity(r.mu_cpu, r.mu_mem, r.mu_cu, r.K, r.c))
+    cap = float(pl.capacity(r.mu_cpu_per_ms, r.mu_mem_per_ms, r.mu_cu_per_ms, r.K, r.c))
     op = pl.operating_point(r, 0.5 * cap, r.tandem(0.5 * cap), cap)
     rows = pl.stage_table(r, op)
     assert [row.stage for row in rows] == list(pl.STAGES)
@@ -121,6 +122,6 @@ def test_double_buffered_preset_numbers_are_the_engines():
     for rate in (f"{1000 * c:,.0f} jobs/s" for c in pl.stage_capacities(r)):
         assert rate in " ".join(wl.source.split())
     g = pl.group_compute_units(r, 8)
-    cap = 1000 * float(pl.capacity(g.mu_cpu, g.mu_mem, g.mu_cu, g.K, g.c))
+    cap = 1000 * float(pl.capacity(g.mu_cpu_per_ms, g.mu_mem_per_ms, g.mu_cu_per_ms, g.K, g.c))
     assert f"{cap:,.0f} jobs/s" in wl.source and round(100 * (1 - cap / 18160.79)) == 22
     assert wl.memory_slots == 2

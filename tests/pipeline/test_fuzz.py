@@ -162,15 +162,17 @@ def test_pipeline_rates(spec_id, work_id, scales, fraction, reuse, units, blocki
             assert "memory_slots" in str(err)
             continue
         assert_no_nan(rates)
-        assert min(rates.mu_cpu, rates.mu_mem, rates.mu_cu) > 0
+        assert min(rates.mu_cpu_per_ms, rates.mu_mem_per_ms, rates.mu_cu_per_ms) > 0
         grouped = pipeline.group_compute_units(rates, units)
-        assert close(grouped.c * grouped.mu_cu, rates.c * rates.mu_cu, 1e-12)
+        assert close(grouped.c * grouped.mu_cu_per_ms, rates.c * rates.mu_cu_per_ms, 1e-12)
         faster = pipeline.with_cpu_speedup(rates, s_)
-        assert close(faster.mu_cpu, rates.mu_cpu * s_, 1e-12) and faster.mu_mem == rates.mu_mem
+        assert close(faster.mu_cpu_per_ms, rates.mu_cpu_per_ms * s_, 1e-12)
+        assert faster.mu_mem_per_ms == rates.mu_mem_per_ms
         tally(pipeline.rates_from_specs)
         tally(pipeline.group_compute_units)
         tally(pipeline.with_cpu_speedup)
-    cap = float(pipeline.capacity(grouped.mu_cpu, grouped.mu_mem, grouped.mu_cu,
+    cap = float(pipeline.capacity(grouped.mu_cpu_per_ms, grouped.mu_mem_per_ms,
+                                  grouped.mu_cu_per_ms,
                                   min(grouped.K, 4), grouped.c, blocking))
     small = dataclasses.replace(grouped, K=min(grouped.K, 4))
     t = small.tandem(cap * np.array([0.5, 1.0, 2.0]), blocking)
@@ -284,9 +286,10 @@ def test_pipeline_answers(spec_id, work_id, K, units, blocking, rho, data):
         assert "memory_slots" in str(err)
         return
     caps = pipeline.stage_capacities(rates)
-    assert caps == (rates.mu_cpu, rates.mu_mem, rates.c * rates.mu_cu)
+    assert caps == (rates.mu_cpu_per_ms, rates.mu_mem_per_ms, rates.c * rates.mu_cu_per_ms)
     assert caps[pipeline.slowest_stage(rates)] == min(caps)
-    cap = float(pipeline.capacity(rates.mu_cpu, rates.mu_mem, rates.mu_cu, K, units, blocking))
+    cap = float(pipeline.capacity(rates.mu_cpu_per_ms, rates.mu_mem_per_ms, rates.mu_cu_per_ms,
+                                  K, units, blocking))
     for lam in at_load(rho, cap):
         t = rates.tandem(lam, blocking)
         op = pipeline.operating_point(rates, lam, t, cap)

@@ -34,7 +34,8 @@ def test_exact_curve_on_the_chart_is_the_engine_tandem():
     spec, wl = gpu_specs()["a100_40gb_sxm"], pipeline_workloads()["job_1mib_intensity_16"]
     r = pl.group_compute_units(pl.rates_from_specs(spec, wl), 8)
     lam = np.array(lat["x"][::8]) / 1000                      # jobs/s -> per ms
-    expected = pl.tandem(lam, 20 * r.mu_cpu, r.mu_mem, r.mu_cu, 8, 8).w_total_ms
+    expected = pl.tandem(lam, 20 * r.mu_cpu_per_ms, r.mu_mem_per_ms, r.mu_cu_per_ms, 8,
+                         8).w_total_ms
     assert lat["y"][::8] == pytest.approx(list(expected), rel=1e-8)
 
 

@@ -369,17 +369,17 @@ def test_rates_from_specs_by_hand():
     t_cpu = 0.05 * flops / 50e9 + S / 32e9                 # serial part + one copy, s
     t_mem = S * 0.95 * 16 / 8 / 1555e9                      # f·I/r = 1.9 byte fetches per byte
     t_cu = 0.95 * flops / (19.5e12 / 108)                   # one SM's share of the peak
-    assert r.mu_cpu == pytest.approx(1e-3 / t_cpu, rel=1e-12)
-    assert r.mu_mem == pytest.approx(1e-3 / t_mem, rel=1e-12)
-    assert r.mu_cu == pytest.approx(1e-3 / t_cu, rel=1e-12)
+    assert r.mu_cpu_per_ms == pytest.approx(1e-3 / t_cpu, rel=1e-12)
+    assert r.mu_mem_per_ms == pytest.approx(1e-3 / t_mem, rel=1e-12)
+    assert r.mu_cu_per_ms == pytest.approx(1e-3 / t_cu, rel=1e-12)
     assert (r.K, r.c) == (8, 108)
     streaming = pl.rates_from_specs(spec, presets.pipeline_workloads()["job_1mib_streaming"])
     assert streaming.mem_traffic_bytes_per_job == S        # read at least once
     t4 = pl.rates_from_specs(presets.gpu_specs()["t4"],
                              presets.pipeline_workloads()["job_1mib_streaming"])
     assert (t4.K, t4.c) == (4, 40)
-    res = t4.tandem(0.5 * t4.mu_cpu)                       # host link is the bottleneck
-    assert res.stable and res.max_throughput_per_ms == pytest.approx(t4.mu_cpu, rel=1e-4)
+    res = t4.tandem(0.5 * t4.mu_cpu_per_ms)                       # host link is the bottleneck
+    assert res.stable and res.max_throughput_per_ms == pytest.approx(t4.mu_cpu_per_ms, rel=1e-4)
 
 
 @pytest.mark.parametrize("field,value,message", [
@@ -418,7 +418,7 @@ def test_grouping_compute_units_keeps_the_stage_rate():
     spec = presets.gpu_specs()["a100_40gb_sxm"]
     r = pl.rates_from_specs(spec, presets.pipeline_workloads()["job_1mib_intensity_16"])
     g = pl.group_compute_units(r, 9)
-    assert g.c == 9 and g.mu_cu * g.c == pytest.approx(r.mu_cu * r.c, rel=1e-12)
-    assert (g.mu_cpu, g.mu_mem, g.K) == (r.mu_cpu, r.mu_mem, r.K)
+    assert g.c == 9 and g.mu_cu_per_ms * g.c == pytest.approx(r.mu_cu_per_ms * r.c, rel=1e-12)
+    assert (g.mu_cpu_per_ms, g.mu_mem_per_ms, g.K) == (r.mu_cpu_per_ms, r.mu_mem_per_ms, r.K)
     with pytest.raises(ValueError, match="c"):
         pl.group_compute_units(r, 0)
