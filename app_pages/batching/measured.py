@@ -124,6 +124,11 @@ def summary_rows(comp) -> list[tuple[str, str]]:
                        if p.instance_ms_per_input == 0 else
                        f"{p.instance_ms_per_input:.3g} ms per request (breakdown run)"),
                       ("R² of the offline latency's two lines", f"{p.r2:.4f}")]
+    elif p.gpu_floor_ms is not None:                    # split by the breakdown run
+        batch_rows = [("GPU time per request (γ × the instance's time)", f"{p.alpha_ms:.4g} ms"),
+                      ("Instance's own work off the GPU",
+                       f"{p.instance_ms_per_input:.3g} ms per request (breakdown run)"),
+                      ("R² of the offline line", f"{p.r2:.4f}")]
     else:
         batch_rows = [("Time per request in a batch (α)", f"{p.alpha_ms:.4g} ms"),
                       ("Fixed time per batch (τ0)", f"{p.tau0_ms:.4g} ms"),
@@ -140,7 +145,8 @@ def summary_rows(comp) -> list[tuple[str, str]]:
         *batch_rows,
         ("Front-end time per request", f"{p.transfer_ms:.3g} ms"),
         ("GPU share of a batch (γ)", share),
-        ("Batch time stretched by GPU sharing", f"{p.sharing_factor:.3g}×"),
+        ("Batch time stretched by GPU sharing", f"{p.sharing_factor:.3g}×"
+         if p.gpu_floor_ms is None else "none: the GPU's time is shared batch by batch"),
         ("Closed loop solved by", p.method),
     ]
 

@@ -18,8 +18,9 @@ import numpy as np
 
 from ..batching import closed_loop, simulate_closed_loop
 from ..core.domains import check_b_max
-from .online_terms import (TRANSFER_BATCHES, ServerBreakdown, _front_end_ms,  # noqa: F401
-                           identify_online_terms, read_server_breakdown)
+from .online_terms import (BREAKDOWN_ASSUMPTIONS, TRANSFER_BATCHES,  # noqa: F401
+                           ServerBreakdown, _front_end_ms, identify_online_terms,
+                           read_server_breakdown)
 from .online_knee import _gpu_loop_per_ms
 from .profiles import read_batch_profile, read_batch_profiles
 from .results import MeasuredBatchProfile, MeasuredConcurrencySweep
@@ -162,24 +163,25 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
                      saturation_batch=t.saturation_batch, identified=t.identified,
                      assumed=t.assumed, gpu_floor_ms=t.gpu_floor_ms, knee_batch=t.knee_batch,
                      instance_ms_per_input=t.instance_ms_per_input)
-        if t.knee_batch is not None:            # the GPU time identified: its own loop
+        if t.gpu_floor_ms is not None:          # the GPU time identified: its own loop
             per_ms = np.array([_gpu_loop_per_ms(
                 int(m), alpha, t.gpu_floor_ms, b_max, theta, k, KNEE_BATCHES,
                 np.random.default_rng([SIM_SEED, int(m)]), t.instance_ms_per_input)
                 for m in n])
-            if breakdown is None:               # the other reading, beside it
+            if breakdown is None and t.knee_batch is not None:   # the line's reading too
                 line = identify_online_terms(profile, k, use_knee=False)
                 s = line.sharing_factor
                 extra["throughput_without_knee_per_s"] = 1000.0 * _throughput_per_ms(
                     n, line.alpha_ms * s, line.tau0_ms * s, b_max, line.transfer_ms, k,
                     BAND_BATCHES)[0]
+            by = "the GPU's knee" if t.knee_batch is not None else "the breakdown run's terms"
             return OnlinePrediction(
                 n_clients=n, throughput_per_s=1000.0 * per_ms,
                 mean_latency_ms=n / per_ms, alpha_ms=alpha, tau0_ms=tau0, r2=r2,
                 transfer_ms=theta, instances=k, b_max=b_max,
-                method=f"simulation of the GPU's knee ({KNEE_BATCHES:,} batches per "
-                       f"concurrency)", label=profile.label, assumptions=KNEE_ASSUMPTIONS,
-                **extra)
+                method=f"simulation of {by} ({KNEE_BATCHES:,} batches per concurrency)",
+                label=profile.label, assumptions=KNEE_ASSUMPTIONS
+                if t.knee_batch is not None else BREAKDOWN_ASSUMPTIONS, **extra)
         if band and t.gpu_share is None and k > 1:
             extra["throughput_low_per_s"] = 1000.0 * _throughput_per_ms(
                 n, alpha * k, tau0 * k, b_max, theta, k, BAND_BATCHES)[0]

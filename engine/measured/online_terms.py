@@ -196,20 +196,74 @@ def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
                 f"{sharing_factor(instances):.3g}× τ[b]. A concurrency-2 perf_analyzer run "
                 f"with its server-side breakdown measures it.")
     else:
-        theta = breakdown.front_end_ms
-        gamma = breakdown.gpu_share
-        identified.append(f"Front-end time per request {theta:.3g} ms: client send + network "
-                          f"+ client receive at concurrency {breakdown.concurrency:g} "
-                          f"(the breakdown run).")
-        identified.append(f"GPU share γ = {gamma:.3g}: compute infer / (compute input + infer "
-                          f"+ output) at concurrency {breakdown.concurrency:g}.")
-        if check:
-            identified.append(check)
+        return _breakdown_terms(alpha, tau0, r2, peak, excess, instances, breakdown, check)
     factor = sharing_factor(instances, gamma)
     return OnlineTerms(alpha_ms=alpha, tau0_ms=tau0, r2=r2, saturation_batch=peak,
                        excess_ms=excess, transfer_ms=theta, gpu_share=gamma,
                        sharing_factor=factor, identified=tuple(identified),
                        assumed=tuple(assumed), knee_p_value=knee.p_value)
+
+
+BREAKDOWN_ASSUMPTIONS = (
+    "The offline latency is the request's transfer and round trip plus the instance's own "
+    "time of the batch; the breakdown run measures the instance's time (compute input + "
+    "infer + output) and the front end (client send + network + client receive) at a low "
+    "concurrency, and the offline table gives the rest.",
+    "The instance's time grows in proportion to the batch (the offline table shows no "
+    "knee, so no floor), at most the offline slope; its GPU share γ (compute infer over "
+    "the three) is the same at every batch.",
+    "Online each request carries one input: its front end is a delay per request, "
+    "overlapped across connections (exponential, not a queue).",
+    "The instances share one queue and one GPU: a batch first spends (1 − γ) of its time "
+    "in its instance, overlapping other batches, then γ holding the GPU alone (one batch "
+    "at a time, first come first served).",
+    "Mean latency is the client's view, N / throughput by Little's law.",
+)
+
+
+def _breakdown_batch(breakdown: ServerBreakdown, instances: int) -> float:
+    """b̄ = ⌈N/K⌉: the batch of the breakdown run's low concurrency N on K instances."""
+    return max(1.0, math.ceil(breakdown.concurrency / max(int(instances), 1)))
+
+
+def _breakdown_terms(alpha: float, tau0: float, r2: float, peak: int, excess: float,
+                     instances: int, breakdown: ServerBreakdown, check: str) -> OnlineTerms:
+    """The terms of a table without a (kept) knee, split by a breakdown run.  The offline
+    latency L(b) = αb + τ0 holds the request's transfer and round trip as well as the
+    instance's work; the breakdown measures the instance's own time of a batch of b̄,
+    c = compute input + infer + output, and the front end θ per request.  With no knee
+    the instance's time has no floor: c(b) = c₁·b, c₁ = min(c/b̄, α) (at most the whole
+    offline slope); of it γ·c₁ per input holds the GPU, (1 − γ)·c₁ overlaps the other
+    instances' GPU work.  The rest of the offline time (transfer, round trip) is the
+    per-request front end online, measured as θ."""
+    b = _breakdown_batch(breakdown, instances)
+    gamma = breakdown.gpu_share
+    own = breakdown.compute_input_ms + breakdown.compute_infer_ms + breakdown.compute_output_ms
+    c1 = min(own / b, alpha)
+    theta = breakdown.front_end_ms
+    at = f"at concurrency {breakdown.concurrency:g} (the breakdown run)"
+    identified = [
+        f"Front-end time per request {theta:.3g} ms: client send + network + client receive "
+        f"{at}.",
+        f"The instance's own time per request {c1:.3g} ms: compute input + infer + output, "
+        f"{own:.3g} ms for a batch of {b:g} {at}"
+        + ("" if c1 == own / b else f", at most the offline slope α = {alpha:.4g} ms")
+        + f". The rest of the offline line τ[b] = {alpha:.4g}·b + {tau0:.4g} ms (up to "
+        f"b = {peak}, R² {r2:.4f}) is the request's transfer and round trip, paid per "
+        f"request online: {max(alpha - c1, 0.0):.3g} ms of each input's offline time.",
+        f"GPU share γ = {gamma:.3g}: compute infer / (compute input + infer + output) {at}. "
+        f"Of each request's {c1:.3g} ms, {gamma * c1:.3g} ms hold the GPU (one batch at a "
+        f"time), {(1 - gamma) * c1:.3g} ms overlap the other instances' GPU work.",
+    ]
+    if check:
+        identified.append(check)
+    assumed = (f"The instance's time grows in proportion to the batch, c(b) = {c1:.3g}·b ms "
+               f"(the offline table shows no knee, so no floor), and its GPU share stays "
+               f"γ = {gamma:.3g} at every batch.",)
+    return OnlineTerms(alpha_ms=gamma * c1, tau0_ms=0.0, r2=r2, saturation_batch=peak,
+                       excess_ms=excess, transfer_ms=theta, gpu_share=gamma,
+                       sharing_factor=1.0, identified=tuple(identified), assumed=assumed,
+                       gpu_floor_ms=0.0, instance_ms_per_input=(1 - gamma) * c1)
 
 
 def _knee_checked(knee, alpha: float, tau0: float, instances: int,
@@ -219,7 +273,7 @@ def _knee_checked(knee, alpha: float, tau0: float, instances: int,
     concurrency (batches of b = ⌈N/K⌉ requests).  The knee says g(b) = max(g0, α_g·b);
     the line says γ·τ[b] = γ·(αb + τ0).  The reading nearer the measurement (by the
     ratio) is kept."""
-    b = max(1.0, math.ceil(breakdown.concurrency / max(int(instances), 1)))
+    b = _breakdown_batch(breakdown, instances)
     infer = breakdown.compute_infer_ms
     by_knee = max(knee.gpu_floor_ms, knee.gpu_alpha_ms * b)
     by_line = breakdown.gpu_share * (alpha * b + tau0)

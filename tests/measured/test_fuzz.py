@@ -349,7 +349,8 @@ def test_online_terms(alpha, tau0, sizes, instances, front, c_in, c_infer, c_out
     largest (the throughput of a line only grows), no excess; without a breakdown the
     GPU share is assumed (one sentence) when K > 1 and the factor is K/(1 + ln K); with a
     perf_analyzer breakdown read by read_server_breakdown the front end and
-    γ = infer/(input + infer + output) are the file's (µs → ms) and the factor max(1, Kγ);
+    γ = infer/(input + infer + output) are the file's (µs → ms), the instance's time per
+    input c₁ = min(c/b̄, α) split γ on the GPU, and sharing_factor is max(1, Kγ);
     sharing_factor refuses K < 1 and γ outside [0, 1]; any text: a ServerBreakdown or a
     ValueError."""
     profile = profiles.read_batch_profile(offline_text(line_table(alpha, tau0, sizes)))
@@ -368,9 +369,15 @@ def test_online_terms(alpha, tau0, sizes, instances, front, c_in, c_infer, c_out
     assert close(b.gpu_share, gamma, 1e-9)
     tally(online_terms.read_server_breakdown)
     m = online_terms.identify_online_terms(profile, instances, b)
-    assert m.assumed == () and close(m.transfer_ms, front / 1000, 1e-9)
-    assert close(m.sharing_factor, max(1.0, instances * gamma), 1e-9)
-    assert close(online_terms.sharing_factor(instances, gamma), m.sharing_factor, 1e-9)
+    assert len(m.assumed) == 1 and close(m.transfer_ms, front / 1000, 1e-9)
+    # the breakdown splits the line: the instance's c₁ = min(c/b̄, α) per input, γ of it
+    # on the GPU, the rest overlapping (b̄ = ⌈N/K⌉, the breakdown run's batch)
+    c1 = min((c_in + c_infer + c_out) / 1000 / np.ceil(n_low / instances), alpha)
+    assert m.gpu_floor_ms == 0.0 and m.knee_batch is None and m.sharing_factor == 1.0
+    assert close(m.alpha_ms, gamma * c1, 1e-6) and close(m.instance_ms_per_input,
+                                                         (1 - gamma) * c1, 1e-6)
+    assert close(online_terms.sharing_factor(instances, gamma), max(1.0, instances * gamma),
+                 1e-9)
     tally(online_terms.sharing_factor)
     raises_naming("instances", online_terms.sharing_factor, 0)
     raises_naming("gpu_share", online_terms.sharing_factor, 2, 1.5)

@@ -122,21 +122,81 @@ def breakdown(front_us, c_in, c_infer, c_out) -> str:
             f"1,300,0,{front_us},0,{c_in},{c_infer},{c_out},0,3500\n")
 
 
+def server_text(f, tx, c1, sizes=SIZES) -> str:
+    """The offline table of a server without a GPU floor: a request of b inputs pays the
+    round trip f, the b inputs' transfer t_x each, and the instance's time c₁ per input,
+    one after another: L(b) = f + (t_x + c₁)·b."""
+    return line_text(tx + c1, f, sizes)
+
+
+def server_breakdown(f, tx, c1, gamma) -> str:
+    """That server's concurrency-2 breakdown on two instances (batches of one): the front
+    end f + t_x, the instance's c₁ split γ into compute infer and the rest into compute
+    input and output (µs)."""
+    rest = 1000.0 * (1 - gamma) * c1 / 2
+    return breakdown(1000.0 * (f + tx), rest, 1000.0 * gamma * c1, rest)
+
+
 @pytest.mark.parametrize("gamma", [0.3, 0.8, 1.0])
 def test_gpu_share_term_against_the_simulation(gamma):
-    """GPU sharing, measured by a breakdown run: two instances at saturation.  γ = 0.3
-    (the GPU never binds: each instance's non-GPU phase hides the other's GPU phase),
-    0.8 and 1.0 (the GPU binds): the prediction with the breakdown's γ meets the
-    two-phase simulation within 5 %."""
-    alpha, tau0 = 0.5, 2.0
-    text = line_text(alpha, tau0, SIZES)
-    c_infer = 1000.0 * gamma
-    file = breakdown(600, (1000.0 - c_infer) / 2, c_infer, (1000.0 - c_infer) / 2)
+    """GPU sharing, measured by a breakdown run: two instances at saturation on a server
+    whose offline latency is f + (t_x + c₁)·b (round trip 1 ms, transfer 0.2 ms and the
+    instance's 0.5 ms per input).  γ = 0.3 (the GPU never binds: each instance's own work
+    hides the other's GPU phase), 0.8 and 1.0 (the GPU binds): the prediction with the
+    breakdown's terms (front end, the instance's time, γ) meets the two-phase simulation
+    of that server within 5 %."""
+    f, tx, c1 = 1.0, 0.2, 0.5
+    file = server_breakdown(f, tx, c1, gamma)
     assert read_server_breakdown(file).gpu_share == pytest.approx(gamma)
-    pred = predict_online(text, [256], instances=2, b_max=64, breakdown_text=file)
-    assert pred.transfer_ms == pytest.approx(0.6) and pred.assumed == ()
-    sim = two_phase_loop(256, alpha, tau0, 64, 0.6, 2, gamma)
+    pred = predict_online(server_text(f, tx, c1), [256], instances=2, b_max=64,
+                          breakdown_text=file)
+    assert pred.transfer_ms == pytest.approx(f + tx)
+    assert pred.alpha_ms == pytest.approx(gamma * c1)
+    assert pred.instance_ms_per_input == pytest.approx((1 - gamma) * c1)
+    sim = two_phase_loop(256, c1, 0.0, 64, f + tx, 2, gamma)
     assert pred.throughput_per_s[0] / 1000 == pytest.approx(sim, rel=0.05)
+
+
+def test_a_breakdown_run_takes_the_transfer_out_of_the_batch():
+    """The held-out pair's mechanism without a knee: most of the offline time per input is
+    the transfer (t_x = 0.8 ms against the instance's 0.3 ms, all of it on the GPU).  The
+    offline table alone cannot say so (no knee: L(b) = 1 + 1.1·b); the breakdown's compute
+    infer (0.3 ms for a batch of one) and front end (1.8 ms) put the transfer outside the
+    batch, and the prediction meets the simulation within 5 % at N = 64 and 256, where
+    the line's terms with the same measured γ (the whole offline time in the instance,
+    as before) are over 3× low."""
+    f, tx, c1 = 1.0, 0.8, 0.3
+    text = server_text(f, tx, c1)
+    told = predict_online(text, [64, 256], instances=2, b_max=128,
+                          breakdown_text=server_breakdown(f, tx, c1, 1.0))
+    assert told.knee_batch is None and told.gpu_floor_ms == 0.0
+    sims = [two_phase_loop(n, c1, 0.0, 128, f + tx, 2, 1.0) for n in (64, 256)]
+    assert told.throughput_per_s / 1000 == pytest.approx(np.array(sims), rel=0.05)
+    line = two_phase_loop(256, tx + c1, f, 128, f + tx, 2, 1.0)
+    assert told.throughput_per_s[-1] / 1000 > 3 * line
+
+
+def test_an_offline_table_without_a_knee_leaves_the_split_open():
+    """Two servers with the same offline table, L(b) = 1 + 1.1·b exactly (A: transfer
+    0.8 + GPU 0.3 ms per input; B: no transfer, GPU 1.1 ms): at N = 256 on two
+    instances A serves over 3× what B does, so any one number read off the table errs by
+    more than 35 % on one of them (the best single number, their harmonic mean, by
+    57 %).  The prediction without a breakdown run is one number; each server's breakdown
+    run brings each within 5 % of its own simulation."""
+    servers = {"A": (1.0, 0.8, 0.3), "B": (1.0, 0.0, 1.1)}
+    texts = {k: server_text(*v) for k, v in servers.items()}
+    assert texts["A"] == texts["B"]
+    truth = {k: two_phase_loop(256, c1, 0.0, 128, f + tx, 2, 1.0)
+             for k, (f, tx, c1) in servers.items()}
+    assert truth["A"] > 3 * truth["B"]
+    best = 2 / (1 / truth["A"] + 1 / truth["B"])           # equal relative error both ways
+    assert best / truth["B"] - 1 > 0.35 and 1 - best / truth["A"] > 0.35
+    blind = predict_online(texts["A"], [256], instances=2, b_max=128).throughput_per_s[0]
+    assert max(abs(blind / 1000 / truth[k] - 1) for k in servers) > 0.35
+    for k, (f, tx, c1) in servers.items():
+        told = predict_online(texts[k], [256], instances=2, b_max=128,
+                              breakdown_text=server_breakdown(f, tx, c1, 1.0))
+        assert told.throughput_per_s[0] / 1000 == pytest.approx(truth[k], rel=0.05), k
 
 
 def test_unknown_gpu_share_is_the_average_and_the_band_its_ends():
