@@ -190,8 +190,11 @@ def narrowing_sentence(without, with_file=None) -> str:
             f"prediction {point:,.0f}/s.")
     if with_file is not None:
         q = with_file.prediction
-        text += (f" The breakdown run measures γ = {q.gpu_share:.3g} and the front end "
-                 f"({q.transfer_ms:.3g} ms): the band narrows to one value, "
+        own = q.alpha_ms + q.instance_ms_per_input
+        text += (f" The breakdown run measures the instance's own time ({own:.3g} ms per "
+                 f"request; the rest of the offline time is transfer, paid per request), "
+                 f"γ = {q.gpu_share:.3g} and the front end ({q.transfer_ms:.3g} ms): the "
+                 f"band narrows to one value, "
                  f"{q.throughput_per_s[-1]:,.0f}/s (measured "
                  f"{with_file.measured_throughput_per_s[-1]:,.0f}/s).")
     else:
