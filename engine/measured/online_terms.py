@@ -21,7 +21,10 @@ Online, an instance's non-GPU work overlaps the other instances' GPU work; the G
 work does not overlap.  ``identify_online_terms`` reads
 each term off the offline table where the table shows it, says which terms are
 assumed, and takes a concurrency-2 perf_analyzer run with its server-side breakdown
-(``read_server_breakdown``) to measure the two the table cannot: the front end and γ.
+(``read_server_breakdown``) to measure what the table cannot: the front end, γ, and
+(where the table has no knee) how much of the offline time is the instance's own
+(``_breakdown_terms``: the rest is transfer, paid per request online); where the table
+has a knee, the breakdown's compute infer checks it (``_knee_checked``).
 Derivation and checks: docs/models/measured.md, "Offline to online".
 """
 from __future__ import annotations
