@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..core.arrival_input import check_arrival_times, is_arrival_process
-from ..core.domains import (KV_CACHE_TOKENS, LAM_PER_S, LLM_BATCH, LLM_KV_CAPACITY,
-                            LLM_PROMPT_TOKENS, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, N_JOBS,
-                            SERVING_TOKENS, WARMUP, check_b_max)
+from ..core.domains import (KV_CACHE_TOKENS, LAM_PER_S, LLM_BATCH, LLM_BATCH_TIME,
+                            LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, LLM_STRATEGY, MAX_BATCHED_TOKENS,
+                            MAX_NUM_SEQS, N_JOBS, SERVING_TOKENS, WARMUP, check_b_max)
 from ..core.jit import BACKEND, choose, compiled
 from ..core.records import drawn_arrivals, summary_of, warmup_count
 from ..core.renamed import renamed_attribute
@@ -266,8 +266,7 @@ def simulate_records(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000,
     """The ``LLMSimRecords`` of one run (arguments as ``simulate``): the shared preamble
     (``core.records.drawn_arrivals``, ``warmup_count``), the token counts, then every
     request through the strategy."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    LLM_STRATEGY.check(strategy)
     if arrivals is None:
         lam = float(LAM_PER_S.check(lam))
         if not 0.0 < lam < np.inf:
@@ -285,8 +284,7 @@ def simulate_records(strategy, lam, dist, k, b=None, b_max=None, n_jobs=100_000,
         if b is None:
             raise ValueError("b: fixed batching needs a batch size")
         limit = int(LLM_BATCH.check(b))
-    if batch_time not in ("realised", "mean"):
-        raise ValueError(f"batch_time must be 'realised' or 'mean', got {batch_time!r}")
+    LLM_BATCH_TIME.check(batch_time)
     htab = np.empty(0)
     if batch_time == "mean":
         if strategy not in ("fixed", "dynamic") or limit > 4096:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.domains import LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, check_b_max
+from ..core.domains import LLM_KV_CAPACITY, LLM_PROMPT_TOKENS, LLM_STRATEGY, check_b_max
 from .batch_times import check_dist, check_k, expected_max_tokens, throughput
 
 B_HORIZON = 10 ** 6        # largest batch size the stability checks look at
-STRATEGIES = ("dynamic", "fixed", "elastic", "continuous")
+STRATEGIES = LLM_STRATEGY.values
 
 
 def _log_grid(top: int) -> np.ndarray:
@@ -33,6 +33,7 @@ def stability_limit(strategy: str, dist, k, b=None, b_max=None, *, kv_capacity_t
       the approximation 1/(k1 + k2 + (k3 + k4/m)·E[N]), m = min(C/(p + E[N²]/E[N]),
       b_max) sequences fitting the cache (p = ``prompt_tokens``).
     """
+    LLM_STRATEGY.check(strategy)
     k1, k2, k3, k4 = check_k(k)
     check_dist(dist)
     en = float(dist.mean())
@@ -64,5 +65,3 @@ def stability_limit(strategy: str, dist, k, b=None, b_max=None, *, kv_capacity_t
             return 1.0 / (k1 + k3 * en)
         m = max(m, 1.0)
         return 1.0 / (k1 + k2 + (k3 + k4 / m) * en)
-    raise ValueError(f"strategy must be 'dynamic', 'fixed', 'elastic' or 'continuous', "
-                     f"got {strategy!r}")

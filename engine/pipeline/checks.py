@@ -1,7 +1,9 @@
 """Argument checks shared by the pipeline's solvers, rates and simulator."""
 from __future__ import annotations
 
-BLOCKING = ("before", "after")
+from ..core.domains import PIPE_BLOCKING
+
+BLOCKING = PIPE_BLOCKING.values
 
 
 def single_integer(value, domain) -> int:
@@ -15,6 +17,4 @@ def single_integer(value, domain) -> int:
 
 def blocking_rule(blocking) -> str:
     """``blocking`` if it is one of ``BLOCKING`` ("before", "after"), else ``ValueError``."""
-    if blocking not in BLOCKING:
-        raise ValueError(f"blocking must be 'before' or 'after', got {blocking!r}")
-    return blocking
+    return PIPE_BLOCKING.check(blocking)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.domains import PIPE_C, PIPE_K
+from ..core.domains import PIPE_C, PIPE_K, PIPE_VARY
 from .checks import single_integer
 from .exact import TandemMeasures, capacity, solve_phases
 
@@ -95,8 +95,7 @@ def family_cases(vary: str, K, c, mu_cpu, mu_mem, mu_cu, blocking="before",
     chart: ``K_FAMILY`` (``C_FAMILY``) with the current value, one more and twice it,
     ascending, less those whose exact solve has more than ``max_phases`` phases
     (``solve_phases``; the cost grows as its cube)."""
-    if vary not in ("K", "c"):
-        raise ValueError(f"vary must be 'K' or 'c', got {vary!r}")
+    PIPE_VARY.check(vary)
     K, c = single_integer(K, PIPE_K), single_integer(c, PIPE_C)
     now, family = (K, K_FAMILY) if vary == "K" else (c, C_FAMILY)
     values = sorted(set(family) | {now, now + 1, 2 * now})

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.domains import LAM, PIPE_C, PIPE_K, PIPE_MU_CPU, PIPE_MU_CU, PIPE_MU_MEM
+from ..core.domains import (LAM, PIPE_C, PIPE_K, PIPE_METHOD, PIPE_MU_CPU, PIPE_MU_CU,
+                            PIPE_MU_MEM)
 from ..core.renamed import renamed_attribute
 from .blas import ensure_blas_limit
 from .chain import Phases, free_phases, full_phases, units_never_all_busy
@@ -14,7 +15,7 @@ from .checks import blocking_rule, single_integer
 from .qbd import saturation, solve_stable, solve_stable_lr
 from .stations import mm1, mm1k, mmcc
 
-METHODS = ("auto", "full", "reference")
+METHODS = PIPE_METHOD.values
 _CHUNK_ELEMENTS = 6_000_000   # batch points per dense solve: P·N² at most this
 
 
@@ -81,8 +82,7 @@ def tandem(lam, mu_cpu, mu_mem, mu_cu, K, c, blocking="before", *,
     on the full phases; "reference" the full phases by logarithmic reduction (an
     independent check).  The routes: docs/models/pipeline.md.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    PIPE_METHOD.check(method)
     lam = LAM.check(lam)
     mu_cpu, mu_mem, mu_cu = (PIPE_MU_CPU.check(mu_cpu), PIPE_MU_MEM.check(mu_mem),
                              PIPE_MU_CU.check(mu_cu))
