@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..batching import closed_loop, simulate_closed_loop
-from ..core.domains import check_b_max
+from ..core.domains import ONLINE_TERMS, check_b_max
 from .online_terms import (BREAKDOWN_ASSUMPTIONS, TRANSFER_BATCHES,  # noqa: F401
                            ServerBreakdown, _front_end_ms, identify_online_terms,
                            read_server_breakdown)
@@ -30,7 +30,7 @@ SIM_BATCHES = 20_000          # batches simulated per concurrency with several i
 SIM_SEED = 2024               # with the concurrency: the same prediction on every call
 BAND_BATCHES = 5_000          # batches per concurrency for each end of the band
 KNEE_BATCHES = 10_000         # batches per concurrency where the table's knee gives g(b)
-TERMS = ("separated", "whole_table")   # the model of issue 25 / the model of issue 15
+TERMS = ONLINE_TERMS.values   # the model of issue 25 / the model of issue 15
 
 _LOOP = (
     "The instances share one queue; a free instance takes every waiting request up to the "
@@ -141,8 +141,7 @@ def predict_profile_online(profile: MeasuredBatchProfile, n_clients, *, instance
         raise ValueError("n_clients must be whole numbers ≥ 1")
     if isinstance(instances, bool) or not float(instances).is_integer() or instances < 1:
         raise ValueError(f"instances must be a whole number ≥ 1, got {instances!r}")
-    if terms not in TERMS:
-        raise ValueError(f"terms must be one of {TERMS}, got {terms!r}")
+    ONLINE_TERMS.check(terms)
     b_max = check_b_max(b_max)
     k = int(instances)
     if terms == "whole_table":
