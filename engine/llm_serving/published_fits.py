@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from ..core.domains import DECODE_FIT
+from ..measured.parsing import read_json_object
 from .cost import StepCost
 from .step_fit import (StepCostFit, _bound_notes, _Csv, _line_of, _nnls_fit, _pick, _quote,
                        _r2, _text, _tp_key)
@@ -94,8 +96,7 @@ def step_cost_from_distserve(text, model, tensor_parallel, *, decode: str = "joi
     a missing, non-numeric or negative coefficient.
     """
     text = _text(text, "DistServe profiler JSON")
-    if decode not in ("joint", "small", "large"):
-        raise ValueError(f"decode must be 'joint', 'small' or 'large', got {decode!r}")
+    DECODE_FIT.check(decode)
     lo, hi = (float(c) for c in context_tokens)
     if not (math.isfinite(lo) and math.isfinite(hi) and 1 <= lo < hi):
         raise ValueError(f"context_tokens must be (low, high) with 1 ≤ low < high, got "
@@ -103,16 +104,11 @@ def step_cost_from_distserve(text, model, tensor_parallel, *, decode: str = "joi
     if not (isinstance(typical_context, (int, float)) and math.isfinite(typical_context)
             and typical_context > 0):
         raise ValueError(f"typical_context must be a positive number, got {typical_context!r}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"line {err.lineno}, column {err.colno}: not JSON ({err.msg}); "
-                         f"expected DistServe's profiler JSON {{model: {{TP: {{...}}}}}}") from None
-    except (ValueError, RecursionError):
-        raise ValueError("line 1: not JSON (nested too deeply or unreadable)") from None
-    if not isinstance(data, dict) or not data:
-        raise ValueError(f"line 1: expected a JSON object {{model: {{TP: {{...}}}}}}, got "
-                         f"{_quote(data) if not isinstance(data, dict) else 'an empty object'}")
+    data = read_json_object(text, "a JSON object {model: {TP: {...}}} (DistServe's profiler "
+                                  "JSON)")
+    if not data:
+        raise ValueError("line 1: expected a JSON object {model: {TP: {...}}}, got an empty "
+                         "object")
     name = _pick(data, model, "model")
     models = data[name]
     if not isinstance(models, dict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,12 @@ def _quote(value) -> str:
 def _line_of(text: str, offset: int) -> int:
     """1-based line of the character at ``offset`` of ``text``."""
     return text.count("\n", 0, max(offset, 0)) + 1
+
+
+def _key_line(text: str, key: str) -> int:
+    """1-based line where ``"key"`` first appears in the JSON text (1 if not found)."""
+    at = text.find(f'"{key}"')
+    return _line_of(text, at) if at >= 0 else 1
 
 
 def decode_text(text, name: str = "text", expected: str = "a CSV or JSON text file") -> str:
@@ -59,6 +66,34 @@ def decode_text(text, name: str = "text", expected: str = "a CSV or JSON text fi
 
 
 _decode = decode_text
+
+
+def read_json_object(text: str, expected: str, *, extra_data: str = "") -> dict:
+    """The JSON object a decoded ``text`` (``decode_text``) holds; ``ValueError`` naming
+    the line and column of the first syntax error, or line 1 for a text nested too deeply
+    or a JSON value other than an object, each ending in what the reader ``expected``.
+    ``extra_data``: a hint added where a whole value is followed by more (JSON lines).
+    The one JSON reading of every reader of a JSON file.
+
+    >>> read_json_object('{"completed": 6}', "a summary")
+    {'completed': 6}
+    >>> read_json_object('{"completed": 6, "x": }', "a summary")
+    Traceback (most recent call last):
+    ...
+    ValueError: line 1, column 23: not JSON (Expecting value); expected a summary
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        hint = extra_data if err.msg == "Extra data" else ""
+        raise ValueError(f"line {err.lineno}, column {err.colno}: not JSON ({err.msg}){hint}; "
+                         f"expected {expected}") from None
+    except (ValueError, RecursionError):
+        raise ValueError(f"line 1: not JSON (nested too deeply or unreadable); expected "
+                         f"{expected}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"line 1: expected {expected}, got a JSON {type(data).__name__}")
+    return data
 
 
 def _first_line(text: str) -> tuple[int, str]:

@@ -22,13 +22,13 @@ shares and the result they build, engine/measured/request_checks.py.
 """
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
 
 from .distserve_exp import _distserve
-from .parsing import _decode, _first_line, _header, _line_of, _quote, _read_csv, _shown_header
+from .parsing import (_decode, _first_line, _header, _key_line, _quote, _read_csv, _shown_header,
+                      read_json_object)
 from .request_checks import _ROLES, TOLERANCE_S, _build, _number  # noqa: F401 (TOLERANCE_S)
 from .results import RequestRecords
 
@@ -51,25 +51,8 @@ _DETAILED = ("a vllm bench serve --save-result --save-detailed JSON object (per-
              "saved)")
 
 
-def _key_line(text: str, key: str) -> int:
-    """1-based line where ``"key"`` first appears in the JSON text (1 if not found)."""
-    at = text.find(f'"{key}"')
-    return _line_of(text, at) if at >= 0 else 1
-
-
 def _json_object(text: str) -> dict:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        hint = " (JSON lines are a trace: read_trace)" if err.msg == "Extra data" else ""
-        raise ValueError(f"line {err.lineno}, column {err.colno}: not JSON ({err.msg}){hint}; "
-                         f"expected {_DETAILED}") from None
-    except (ValueError, RecursionError):
-        raise ValueError(f"line 1: not JSON (nested too deeply or unreadable); expected "
-                         f"{_DETAILED}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"line 1: expected {_DETAILED}, got a JSON {type(data).__name__}")
-    return data
+    return read_json_object(text, _DETAILED, extra_data=" (JSON lines are a trace: read_trace)")
 
 
 def _vllm_summary(data: dict) -> dict:

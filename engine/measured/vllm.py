@@ -6,23 +6,16 @@ and ``request_goodput`` may be null.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 
-from .parsing import _decode, _line_of, _quote
+from .parsing import _decode, _key_line, _quote, read_json_object
 from .results import VllmBenchResult
 
 _METRIC = re.compile(r"(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms")
 _REQUIRED = ("completed", "request_throughput", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
              "p99_tpot_ms", "total_input_tokens", "total_output_tokens")
 _SMALL_RUN = 100          # fewer requests: the p99 is about the maximum
-
-
-def _key_line(text: str, key: str) -> int:
-    """1-based line where ``"key"`` first appears in the JSON text (1 if not found)."""
-    at = text.find(f'"{key}"')
-    return _line_of(text, at) if at >= 0 else 1
 
 
 class _Fields:
@@ -78,17 +71,8 @@ def read_vllm_bench(text) -> VllmBenchResult:
     (inf, 17.0, 1)
     """
     text = _decode(text)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"line {err.lineno}, column {err.colno}: not JSON ({err.msg}); "
-                         f"expected a vllm bench serve --save-result JSON object") from None
-    except (ValueError, RecursionError):
-        raise ValueError("line 1: not JSON (nested too deeply or unreadable); expected a "
-                         "vllm bench serve --save-result JSON object") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"line 1: expected a JSON object (a vllm bench serve --save-result "
-                         f"summary), got a JSON {type(data).__name__}")
+    data = read_json_object(text, "a vllm bench serve --save-result JSON object (one run's "
+                                  "summary)")
     f = _Fields(text, data)
     got = {k: f.number(k, required=True, whole=k.startswith(("completed", "total_")))
            for k in _REQUIRED}

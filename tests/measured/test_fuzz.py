@@ -537,8 +537,46 @@ def test_decode_text(data, name):
     tally(parsing.read_csv_table)
 
 
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=4),
+    max_leaves=12)
+
+
+@FUZZ
+@given(value=JSON_VALUES, cut=st.integers(0, 400), junk=st.text(max_size=4),
+       depth=st.sampled_from((0,) * 8 + (1, 100)))
+def test_read_json_object(value, cut, junk, depth):
+    """A JSON text, whole or cut and followed by junk, or inside ``depth`` thousand
+    nested lists (100,000: too deep for the library): the object the standard library reads from it, or a ValueError naming
+    the line (and the column of a syntax error, the library's) and what was expected."""
+    whole = json.dumps(value)
+    text = ("[" * (1000 * depth) + whole + "]" * (1000 * depth) if depth
+            else whole[:cut] + junk if cut < len(whole) else whole)
+    try:
+        want = json.loads(text)
+    except json.JSONDecodeError as err:
+        want = f"line {err.lineno}, column {err.colno}: not JSON ({err.msg})"
+    except (ValueError, RecursionError):
+        want = "line 1: not JSON (nested too deeply or unreadable)"
+    else:
+        if not isinstance(want, dict):
+            want = f"line 1: expected a summary, got a JSON {type(want).__name__}"
+    try:
+        got = parsing.read_json_object(text, "a summary", extra_data=" (a hint)")
+    except ValueError as err:
+        assert isinstance(want, str), (text, err)
+        assert str(err).startswith(want.replace("(Extra data)", "(Extra data) (a hint)"))
+        assert "expected a summary" in str(err)
+    else:
+        assert got == want
+        tally(parsing.read_json_object)
+
+
 FUZZED = {
-    parsing: {"decode_text": test_decode_text, "read_csv_table": test_decode_text},
+    parsing: {"decode_text": test_decode_text, "read_csv_table": test_decode_text,
+              "read_json_object": test_read_json_object},
     request_records: {"read_request_records": test_request_records},
     profiles: {"read_batch_profile": test_batch_profiles,
                "read_batch_profiles": test_batch_profiles},
