@@ -28,7 +28,7 @@ def run() -> list[Row]:
                         curve <= 0.050))
     alpha, tau0 = PRESETS["V100"]
     lam = 0.7 * bt.capacity(alpha, tau0, 64) * np.linspace(0.1, 1, 20)
-    finite = best_time(lambda: [bt.batch_chain.limited_solution(x, alpha * np.arange(1, 65) + tau0)
+    finite = best_time(lambda: [bt.exact.limited_solution(x, alpha * np.arange(1, 65) + tau0)
                                 for x in lam], repeat=3) / lam.size
     phi = best_time(lambda: bt.phi(rho / alpha, alpha, tau0), repeat=20)
     rows.append(Row("exact E[W], b_max = 64, per point", finite * 1e3, "ms",

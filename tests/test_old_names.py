@@ -98,7 +98,12 @@ def _named_modules(path: Path, tree) -> list[tuple[int, str]]:
     (``from m import a`` names m and m.a, relative imports resolved)."""
     parts = path.relative_to(ROOT).with_suffix("").parts
     package = list(parts[:-1] if parts[-1] != "__init__" else parts[:-1])
-    found = []
+    found, alias = [], {"engine": "engine"}
+    for node in ast.walk(tree):                  # names bound to a module: `as` and from-imports
+        if isinstance(node, ast.Import):
+            alias.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            alias.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names]
@@ -113,8 +118,8 @@ def _named_modules(path: Path, tree) -> list[tuple[int, str]]:
             while isinstance(inner, ast.Attribute):
                 chain.append(inner.attr)
                 inner = inner.value
-            if isinstance(inner, ast.Name) and inner.id == "engine":
-                found.append((node.lineno, ".".join(["engine"] + chain[::-1])))
+            if isinstance(inner, ast.Name) and alias.get(inner.id, "").startswith("engine"):
+                found.append((node.lineno, ".".join([alias[inner.id]] + chain[::-1])))
     return found
 
 
@@ -143,7 +148,11 @@ def test_the_scan_finds_each_way_of_naming_an_old_module():
     """The check above is not blind: it finds every form in a file of the engine."""
     path = ROOT / "engine" / "batching" / "example.py"
     code = ("import engine.sim\nfrom engine import params\nfrom engine.token_laws import uniform\n"
-            "from .. import dispatch_sim\nfrom . import batch_chain\nengine.pipeline_sim.x\n")
+            "from .. import dispatch_sim\nfrom . import batch_chain\nengine.pipeline_sim.x\n"
+            "from engine import batching as bt\nbt.batch_chain.limited_solution\n")
     names = {name for _, name in _named_modules(path, ast.parse(code)) if name in OLD_NAMES}
     assert names == {"engine.sim", "engine.params", "engine.token_laws", "engine.dispatch_sim",
                      "engine.batching.batch_chain", "engine.pipeline_sim"}
+    aliased = [line for line, name in _named_modules(path, ast.parse(code))
+               if name == "engine.batching.batch_chain"]
+    assert 8 in aliased                     # through the alias `bt` of engine.batching
