@@ -68,3 +68,67 @@ def test_the_engine_table_names_every_module():
         missing += [f"engine.{package.name}.{m.stem}" for m in package.glob("*.py")
                     if not m.stem.startswith("_") and f"`{m.stem}`" not in row.group(0)]
     assert not missing, missing
+
+
+def _renamed_names():
+    """The old names engine code keeps for one release: each class's renamed fields
+    (``renamed_attribute``) and each function's renamed keywords (``renamed_keywords``;
+    a class's constructor under the class's name)."""
+    import inspect
+    from engine.core.renamed import renamed_attribute
+    fields, keywords = {}, {}
+    for info in pkgutil.walk_packages(engine.__path__, "engine."):
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue
+            keywords.setdefault(name, {}).update(getattr(obj, "renamed_keywords", {}))
+            if inspect.isclass(obj):
+                for attribute, value in vars(obj).items():
+                    if isinstance(value, renamed_attribute):
+                        fields.setdefault(name, {})[attribute] = value.new
+                    method = "__init__" if attribute == "__init__" else attribute
+                    keywords.setdefault(name if method == "__init__" else method, {}).update(
+                        getattr(value, "renamed_keywords", {}))
+    return fields, {name: olds for name, olds in keywords.items() if olds}
+
+
+def _passages(text):
+    """Paragraphs of a doc (a table row on its own), each with its first line's number."""
+    line = 1
+    for paragraph in text.split("\n\n"):
+        rows = paragraph.split("\n")
+        if all(row.lstrip().startswith("|") for row in rows if row.strip()):
+            for offset, row in enumerate(rows):
+                yield line + offset, row
+        else:
+            yield line, paragraph
+        line += paragraph.count("\n") + 2
+
+
+def test_docs_name_the_fields_and_keywords_of_today():
+    """A doc that names a result's field or a function's keyword names today's name, not
+    the old one kept for one release (`mean_latency` of a `BatchingSimResult` is
+    `mean_latency_ms`; `closed_loop(..., think_time=...)` is `think_time_ms=`).  A passage
+    that speaks of the deprecation may name the old names."""
+    fields, keywords = _renamed_names()
+    stale = []
+    for path in DOCS:
+        for line, passage in _passages(path.read_text(encoding="utf-8")):
+            if re.search(r"[Dd]eprecat", passage):
+                continue
+            spans = re.findall(r"`([^`]+)`", passage)
+            words = {word for span in spans for word in re.findall(r"\w+", span)}
+            olds = {old: f"{name}.{new}" for name in words & fields.keys()
+                    for old, new in fields[name].items()}
+            for span in spans:
+                if re.fullmatch(r"[\w/, ]+", span):
+                    stale += [f"{path.name}:{line}: `{word}` is {olds[word]}"
+                              for word in re.split(r"[/, ]+", span) if word in olds]
+                for call, arguments in re.findall(r"([\w.]+)\(([^()]*)\)", span):
+                    renamed = keywords.get(call.rsplit(".", 1)[-1], {})
+                    for argument in arguments.split(","):
+                        word = argument.split("=")[0].strip(" *")
+                        if word in renamed:
+                            stale += [f"{path.name}:{line}: {call}({word}) is {renamed[word]}"]
+    assert not stale, stale
