@@ -1,5 +1,5 @@
 """Fuzz tests of LLM serving (engine.llm_serving): the contract of tests/fuzzing.py over
-every public function's declared domains (engine/core/domains.py: STEP_MS ...
+every public function's declared domains (engine/core/domains/llm_serving.py: STEP_MS ...
 CONCURRENCY).  Inside the domains: a result without NaN (where none is documented),
 every request served in order (first token not before the send, finish not before the
 first token), a finite capacity; outside: ``ValueError`` naming the parameter; any
