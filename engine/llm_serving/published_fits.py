@@ -18,10 +18,9 @@ import math
 import numpy as np
 
 from ..core.domains import DECODE_FIT
-from ..measured.parsing import read_json_object
+from ..measured.parsing import line_of, quote, read_json_object
 from .cost import StepCost
-from .step_fit import (StepCostFit, _bound_notes, _Csv, _line_of, _nnls_fit, _pick, _quote,
-                       _r2, _text, _tp_key)
+from .step_fit import StepCostFit, _bound_notes, _Csv, _nnls_fit, _pick, _r2, _text, _tp_key
 
 __all__ = ["step_cost_from_distserve", "step_cost_from_splitwise"]
 
@@ -39,7 +38,7 @@ def _key_line(text: str, path) -> int:
         if found < 0:
             break
         at = found
-    return _line_of(text, at)
+    return line_of(text, at)
 
 
 def _ds_coefficients(text, entry, path, key) -> list:
@@ -53,13 +52,13 @@ def _ds_coefficients(text, entry, path, key) -> list:
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value) or value < 1 or value != int(value):
             raise ValueError(f"{where}: expected a whole number ≥ 1 (a batch size), got "
-                             f"{_quote(value)}")
+                             f"{quote(value)}")
         return [int(value)]
     if not isinstance(value, list) or len(value) != 3:
-        raise ValueError(f"{where}: expected a list of 3 numbers [a, b, c], got {_quote(value)}")
+        raise ValueError(f"{where}: expected a list of 3 numbers [a, b, c], got {quote(value)}")
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"{where}[{i}]: expected a finite number, got {_quote(v)}")
+            raise ValueError(f"{where}[{i}]: expected a finite number, got {quote(v)}")
         if v < 0:
             raise ValueError(f"{where}[{i}]: expected a number ≥ 0 (a step time's "
                              f"coefficient), got {v!r}")
@@ -113,7 +112,7 @@ def step_cost_from_distserve(text, model, tensor_parallel, *, decode: str = "joi
     models = data[name]
     if not isinstance(models, dict):
         raise ValueError(f"line {_key_line(text, (name,))}, field {name}: expected an object "
-                         f"{{TP: {{...}}}}, got {_quote(models)}")
+                         f"{{TP: {{...}}}}, got {quote(models)}")
     tp = _tp_key(tensor_parallel)
     if tp not in models:
         raise ValueError(f"unknown tensor_parallel {tp} for model {name}; the file has: "
@@ -122,7 +121,7 @@ def step_cost_from_distserve(text, model, tensor_parallel, *, decode: str = "joi
     path = (name, tp)
     if not isinstance(entry, dict):
         raise ValueError(f"line {_key_line(text, path)}, field {name} → {tp}: expected an "
-                         f"object with {', '.join(_DS_KEYS)}, got {_quote(entry)}")
+                         f"object with {', '.join(_DS_KEYS)}, got {quote(entry)}")
     pa, pb, pc = _ds_coefficients(text, entry, path, "prefill")
     small = _ds_coefficients(text, entry, path, "decoding_smallbs")
     large = _ds_coefficients(text, entry, path, "decoding_largebs")

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy.optimize import nnls
 
-from ..measured.parsing import decode_text, read_csv_table
+from ..measured.parsing import decode_text, quote, read_csv_table
 from .cost import StepCost
 
 __all__ = ["StepCostFit"]
@@ -63,15 +63,6 @@ def _frozen(values) -> np.ndarray:
     arr = np.array(values, dtype=float)
     arr.flags.writeable = False
     return arr
-
-
-def _quote(value) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, max(offset, 0)) + 1
 
 
 def _text(text, name: str) -> str:
@@ -225,6 +216,6 @@ class _Csv:
             if ok and whole:
                 ok = v == round(v) and v <= 2.0 ** 53
             if not ok:
-                raise ValueError(f"{self.where(i, j)}: expected {what}, got {_quote(cell)}")
+                raise ValueError(f"{self.where(i, j)}: expected {what}, got {quote(cell)}")
             out[n] = v
         return out

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .parsing import _line_of, _quote
+from .parsing import line_of, quote
 from .request_checks import TOLERANCE_S, _build, _first, _number, _refuse, _with_notes
 from .results import RequestRecords
 
@@ -35,7 +35,7 @@ _SUMMARY_ENTRY = re.compile(r"""['"]?([A-Za-z_][\w.\- ]*?)['"]?\s*:\s*(.*?)\s*""
 
 def _where(text: str, at: int) -> str:
     """'line L, column C' of offset ``at``."""
-    return f"line {_line_of(text, at)}, column {at - text.rfind(chr(10), 0, at)}"
+    return f"line {line_of(text, at)}, column {at - text.rfind(chr(10), 0, at)}"
 
 
 class _Lexer:
@@ -66,7 +66,7 @@ class _Lexer:
 
     def expect(self, token: tuple, wanted: str, context: str):
         kind, tok, at = token
-        got = "the end of the text (a truncated file?)" if kind == "end" else _quote(tok)
+        got = "the end of the text (a truncated file?)" if kind == "end" else quote(tok)
         self.fail(at, f"{context}expected {wanted}, got {got}")
 
     def value(self, token: tuple, context: str):
@@ -78,7 +78,7 @@ class _Lexer:
                     return float(tok)
                 return int(tok)
             except ValueError:
-                self.fail(at, f"{context}not a readable number: {_quote(tok)}")
+                self.fail(at, f"{context}not a readable number: {quote(tok)}")
         if kind == "str":
             return self.string(token, context)
         if kind == "name":
@@ -104,7 +104,7 @@ class _Lexer:
                 warnings.simplefilter("ignore")
                 return ast.literal_eval(tok)   # one quoted string token alone: no code
         except (SyntaxError, ValueError):
-            self.fail(at, f"{context}not a readable string: {_quote(tok)}")
+            self.fail(at, f"{context}not a readable string: {quote(tok)}")
 
 
 def _request_list(text: str, start: int) -> tuple:
@@ -157,17 +157,17 @@ def _summary(text: str, offset: int, notes: list) -> dict:
     """The ``{ key: number }`` block after the request list, as floats."""
     summary: dict = {}
     state = "before"
-    line_no = _line_of(text, offset)
+    line_no = line_of(text, offset)
     for k, raw in enumerate(text[offset:].split("\n")):
         number, line = line_no + k, raw.strip()
         if not line:
             continue
         if state == "after":
-            raise ValueError(f"line {number}: text after the summary block: {_quote(line)}")
+            raise ValueError(f"line {number}: text after the summary block: {quote(line)}")
         if state == "before":
             if not line.startswith("{"):
                 raise ValueError(f"line {number}: expected the summary block '{{ key: number "
-                                 f"... }}' after the request list, got {_quote(line)}")
+                                 f"... }}' after the request list, got {quote(line)}")
             state, line = "inside", line[1:].strip()
         if line.endswith("}"):
             state, line = "after", line[:-1].strip()
@@ -175,13 +175,13 @@ def _summary(text: str, offset: int, notes: list) -> dict:
             m = _SUMMARY_ENTRY.fullmatch(entry)
             if m is None:
                 raise ValueError(f"line {number}: expected 'key: number' in the summary "
-                                 f"block, got {_quote(entry)}")
+                                 f"block, got {quote(entry)}")
             key, value = m.group(1).strip(), m.group(2)
             try:
                 summary[key] = float(value)
             except ValueError:
                 raise ValueError(f"line {number}, key {key!r}: expected a number in the "
-                                 f"summary block, got {_quote(value)}") from None
+                                 f"summary block, got {quote(value)}") from None
     if state == "inside":
         raise ValueError(f"line {line_no + text[offset:].count(chr(10))}: the summary block "
                          f"is not closed by '}}' (a truncated file?)")
@@ -215,7 +215,7 @@ def _distserve(text: str, start: int) -> RequestRecords:
             value = _number(fields[key][0])
             if value is None:
                 raise ValueError(f"{at(i, key)}: expected a number, got "
-                                 f"{_quote(fields[key][0])}")
+                                 f"{quote(fields[key][0])}")
             column[i] = value
         columns[key] = column
     issue, first, done = (columns[k] for k in _DS_TIMES)
@@ -235,7 +235,7 @@ def _distserve(text: str, start: int) -> RequestRecords:
                 stamp = "first_token_time" if key == "ttft_ms" else "complete_time"
                 raise ValueError(f"{at(i, key)}: expected ({stamp} − issue_time)·1000 = "
                                  f"{float(value[i])!r} ms (within {TOLERANCE_S:g} s), got "
-                                 f"{_quote(float(given[i]))}")
+                                 f"{quote(float(given[i]))}")
             columns[key] = np.where(np.isnan(given), value, given)
     notes.append("ttft_ms, e2e_ms: the file's ttft_ms, latency_ms (checked against its "
                  "timestamps: (first_token_time − issue_time)·1000, (complete_time − "

@@ -18,13 +18,13 @@ import numpy as np
 _SHOWN = 60                   # characters of a bad value or header quoted in a message
 
 
-def _quote(value) -> str:
+def quote(value) -> str:
     """``repr`` of a bad value, cut to a readable length."""
     text = repr(value)
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
 
 
-def _line_of(text: str, offset: int) -> int:
+def line_of(text: str, offset: int) -> int:
     """1-based line of the character at ``offset`` of ``text``."""
     return text.count("\n", 0, max(offset, 0)) + 1
 
@@ -32,7 +32,7 @@ def _line_of(text: str, offset: int) -> int:
 def _key_line(text: str, key: str) -> int:
     """1-based line where ``"key"`` first appears in the JSON text (1 if not found)."""
     at = text.find(f'"{key}"')
-    return _line_of(text, at) if at >= 0 else 1
+    return line_of(text, at) if at >= 0 else 1
 
 
 def decode_text(text, name: str = "text", expected: str = "a CSV or JSON text file") -> str:
@@ -58,7 +58,7 @@ def decode_text(text, name: str = "text", expected: str = "a CSV or JSON text fi
     text = text.removeprefix("\ufeff")
     nul = text.find("\x00")
     if nul >= 0:
-        raise ValueError(f"{name}: line {_line_of(text, nul)}: holds a NUL character: binary "
+        raise ValueError(f"{name}: line {line_of(text, nul)}: holds a NUL character: binary "
                          f"data, not {expected}")
     if not text.strip():
         raise ValueError(f"{name}: the text is empty; expected {expected}")
@@ -102,7 +102,7 @@ def _first_line(text: str) -> tuple[int, str]:
     start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
     ends = [e for e in (text.find("\n", start), text.find("\r", start)) if e >= 0]
     line = text[start:min(ends)] if ends else text[start:]
-    return _line_of(text, start), line
+    return line_of(text, start), line
 
 
 def _header(text: str) -> tuple[int, tuple[str, ...]]:
@@ -172,7 +172,7 @@ class _Table:
                 bad |= (values != np.round(values)) | (values > 2.0 ** 53)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{self.where(i, j)}: expected {what}, got {_quote(cells[i])}")
+            raise ValueError(f"{self.where(i, j)}: expected {what}, got {quote(cells[i])}")
         return values
 
 
@@ -279,6 +279,6 @@ def _pick(results: tuple, table):
                 f"others (pass table=...): {others}",))
         return first
     if not isinstance(table, str) or table not in labels:
-        raise ValueError(f"table {_quote(table)} is not in the file; its tables: "
+        raise ValueError(f"table {quote(table)} is not in the file; its tables: "
                          f"{'; '.join(labels)}")
     return results[labels.index(table)]

@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 
-from .parsing import _frozen, _quote
+from .parsing import _frozen, quote
 from .results import RequestRecords
 
 TOLERANCE_S = 1e-6          # float noise allowed where one time must not precede another
@@ -26,7 +26,7 @@ def _refuse(mask, where, role: str, what: str, values: np.ndarray) -> None:
     """``ValueError`` at the first row of ``mask``: where it is, what was expected, the value."""
     i = _first(mask)
     if i is not None:
-        raise ValueError(f"{where(i, role)}: expected {what}, got {_quote(float(values[i]))}")
+        raise ValueError(f"{where(i, role)}: expected {what}, got {quote(float(values[i]))}")
 
 
 def _build(values: dict, where, *, source: str, summary: dict, notes: list,

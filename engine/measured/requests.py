@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 from .distserve_exp import _distserve
-from .parsing import (_decode, _first_line, _header, _key_line, _quote, _read_csv, _shown_header,
+from .parsing import (_decode, _first_line, _header, _key_line, quote, _read_csv, _shown_header,
                       read_json_object)
 from .request_checks import _ROLES, TOLERANCE_S, _build, _number  # noqa: F401 (TOLERANCE_S)
 from .results import RequestRecords
@@ -82,7 +82,7 @@ def _vllm_detailed(text: str) -> RequestRecords:
     for key in present:
         if not isinstance(data[key], list):
             raise ValueError(f"line {_key_line(text, key)}, key {key!r}: expected a list "
-                             f"(one entry per request), got {_quote(data[key])}")
+                             f"(one entry per request), got {quote(data[key])}")
         if n is None:
             n = len(data[key])
         elif len(data[key]) != n:
@@ -95,7 +95,7 @@ def _vllm_detailed(text: str) -> RequestRecords:
     if failed:
         notes.append(f"{len(failed)} of {n} requests failed (a non-empty 'errors' entry): "
                      f"dropped; the first, request index {failed[0]}: "
-                     f"{_quote(errors[failed[0]])}")
+                     f"{quote(errors[failed[0]])}")
     if kept.size == 0:
         raise ValueError(f"line {_key_line(text, 'errors')}, key 'errors': every one of the "
                          f"{n} requests failed; no request to read")
@@ -110,7 +110,7 @@ def _vllm_detailed(text: str) -> RequestRecords:
             value = _number(values[i])
             if value is None:
                 raise ValueError(f"{at(int(i), key)}: expected a number, got "
-                                 f"{_quote(values[i])}")
+                                 f"{quote(values[i])}")
             out[j] = value
         return out
 
@@ -125,7 +125,7 @@ def _vllm_detailed(text: str) -> RequestRecords:
             gaps = [_number(g) for g in itl] if isinstance(itl, list) else [None]
             if any(g is None or not np.isfinite(g) or g < 0 for g in gaps):
                 raise ValueError(f"{at(int(i), 'itls')}: expected a list of non-negative "
-                                 f"times (s), got {_quote(itl)}")
+                                 f"times (s), got {quote(itl)}")
             e2e_s[j] = ttft_s[j] + float(np.sum(gaps))
         notes.append("e2e_ms = ttft + the sum of the request's itls (no latencies saved)")
     has_send = "start_times" in data

@@ -14,7 +14,7 @@ import re
 import numpy as np
 
 from .formats import ARRIVAL_NAMES, INPUT_TOKEN_NAMES, OUTPUT_TOKEN_NAMES, _detect, _expected
-from .parsing import (_decode, _first_line, _frozen, _header, _quote, _read_csv,
+from .parsing import (_decode, _first_line, _frozen, _header, quote, _read_csv,
                       _shown_header, _Table)
 from .results import RequestTrace
 
@@ -36,13 +36,13 @@ def _datetimes_s(table: _Table, j: int) -> np.ndarray:
         i = int(np.flatnonzero(~ok)[0])
         raise ValueError(f"{table.where(i, j)}: expected a date and time "
                          f"'YYYY-MM-DD hh:mm:ss.fffffff' (years {_YEARS[0]}-{_YEARS[1]}), "
-                         f"got {_quote(cells[i])}")
+                         f"got {quote(cells[i])}")
     try:
         stamps = np.array(cells, dtype="datetime64[ns]")
     except ValueError:
         i = _first_bad_datetime(cells)
         raise ValueError(f"{table.where(i, j)}: expected a valid date and time, got "
-                         f"{_quote(cells[i])}") from None
+                         f"{quote(cells[i])}") from None
     return (stamps - stamps[0]).astype(np.int64) / 1e9
 
 
@@ -123,7 +123,7 @@ def _json_column(records: list, lines: list, key: str, *, required: bool,
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         what = "a non-negative whole number" if whole else "a non-negative number"
-        got = "no such key" if key not in records[i] else _quote(values[i])
+        got = "no such key" if key not in records[i] else quote(values[i])
         raise ValueError(f"line {lines[i]}, key {key!r}: expected {what}, got {got}")
     return arr
 

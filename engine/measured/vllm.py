@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from .parsing import _decode, _key_line, _quote, read_json_object
+from .parsing import _decode, _key_line, quote, read_json_object
 from .results import VllmBenchResult
 
 _METRIC = re.compile(r"(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms")
@@ -39,7 +39,7 @@ class _Fields:
         if not ok:
             what = f"{'a positive' if positive else 'a non-negative'} " + (
                 "whole number" if whole else "number")
-            got = "no such key" if key not in self.data else _quote(value)
+            got = "no such key" if key not in self.data else quote(value)
             raise ValueError(f"line {_key_line(self.text, key)}, key {key!r}: expected "
                              f"{what}, got {got}")
         return int(value) if whole else float(value)

@@ -574,9 +574,25 @@ def test_read_json_object(value, cut, junk, depth):
         tally(parsing.read_json_object)
 
 
+@FUZZ
+@given(value=JSON_VALUES, text=st.text(alphabet="ab\n\r", max_size=40),
+       offset=st.integers(-5, 50))
+def test_quote_and_line_of(value, text, offset):
+    """The message helpers every reader of real files shares (engine.measured and
+    engine.llm_serving's step-cost sources): ``quote`` is the value's ``repr`` cut after 60
+    characters with an ellipsis; ``line_of`` the 1-based line of a character (an offset
+    before the text is line 1, one past its end the last line)."""
+    shown, whole = parsing.quote(value), repr(value)
+    assert shown == (whole if len(whole) <= 60 else whole[:60] + "\u2026")
+    tally(parsing.quote)
+    assert parsing.line_of(text, offset) == len(text[:max(offset, 0)].split("\n"))
+    tally(parsing.line_of)
+
+
 FUZZED = {
     parsing: {"decode_text": test_decode_text, "read_csv_table": test_decode_text,
-              "read_json_object": test_read_json_object},
+              "read_json_object": test_read_json_object, "quote": test_quote_and_line_of,
+              "line_of": test_quote_and_line_of},
     request_records: {"read_request_records": test_request_records},
     profiles: {"read_batch_profile": test_batch_profiles,
                "read_batch_profiles": test_batch_profiles},
