@@ -963,9 +963,13 @@ def _domain_holds(value, domain) -> bool:
 
 
 @FUZZ_VECTOR
-@given(st.sampled_from(SCHEMA_DOMAINS), st.lists(SCHEMA_VALUES, min_size=POINTS, max_size=POINTS),
-       st.lists(st.floats(-1.0, 1e4), min_size=0, max_size=6), st.data())
-def test_preset_schema(tmp_path_factory, domain, values, floats, data):
+@given(domain=st.sampled_from(SCHEMA_DOMAINS),
+       values=st.lists(SCHEMA_VALUES, min_size=POINTS, max_size=POINTS),
+       floats=st.lists(st.floats(-1.0, 1e4), min_size=0, max_size=6),
+       n_cells=st.integers(0, POINTS))
+@example(domain=domains.PRESET_VALUE, values=[float(i) for i in range(1, POINTS + 1)],
+         floats=[1.0, 2.0, 5.0], n_cells=POINTS).via("every function a valid case")
+def test_preset_schema(tmp_path_factory, domain, values, floats, n_cells):
     """The presets' shared validator: ``number`` takes a value exactly when it is a finite
     number its domain holds (``Domain.check`` decides, an ``int`` back for an integer
     domain), ``text`` a string with more than blanks, ``column`` 2+ positive finite
@@ -986,7 +990,7 @@ def test_preset_schema(tmp_path_factory, domain, values, floats, data):
             raises_naming("x.toml: field 'f'", p_schema.text, {"f": v}, "f", "x.toml")
     for f in (p_schema.number, p_schema.text):
         tally(f, POINTS)
-    cells = values[:data.draw(st.integers(0, POINTS), label="cells")]
+    cells = values[:n_cells]
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in cells)
     finite = numbers and all(math.isfinite(v) for v in cells)
     if finite and len(cells) >= 2 and all(v > 0 for v in cells):
