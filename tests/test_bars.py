@@ -95,3 +95,19 @@ def test_the_scan_sees_model_arithmetic(tmp_path):
                  "w = x.mean()\nst.sum()\n")
     assert [c.split(": ")[1] for c in _calls(f)] == [
         "from scipy import", "np.percentile", "math.exp", ".mean()"]
+
+
+def _names_defined_twice(tree) -> list[str]:
+    """Top-level functions and classes a module defines more than once (the last hides
+    the others: a test defined twice runs once)."""
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    return sorted({n for n in names if names.count(n) > 1})
+
+
+def test_no_module_defines_a_name_twice():
+    twice = {str(p.relative_to(ROOT)): _names_defined_twice(ast.parse(p.read_text()))
+             for folder in ("engine", "app_pages", "ui", "tests", "benchmarks")
+             for p in sorted((ROOT / folder).rglob("*.py"))}
+    assert {p: n for p, n in twice.items() if n} == {}
+    assert _names_defined_twice(ast.parse("def test_a(): pass\ndef test_a(): pass\n")) == [
+        "test_a"]

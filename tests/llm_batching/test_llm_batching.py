@@ -770,27 +770,3 @@ def test_results_read_under_their_old_names_with_a_warning():
         with pytest.warns(DeprecationWarning, match=old):
             assert getattr(sol, old) == getattr(sol, new), old
     assert sol.mean_latency_s == sol.mean_sojourn_s
-
-
-def test_a_strategy_comparison_reads_by_key_and_under_its_old_keys():
-    """compare_strategies' answers (StrategyLatency) carry the exact solvers' numbers in
-    seconds, read as attributes or by key as the dicts of before; the keys of before
-    (mean_wait, mean_sojourn) read the same numbers with a DeprecationWarning."""
-    out = lb.compare_strategies(0.05, UNIFORM, K, b=4, n_jobs=2000, seed=1)
-    dyn, fixed = out["dynamic"], out["fixed"]
-    sol = lb.dynamic_solution(0.05, UNIFORM, K)
-    assert (dyn.mean_wait_s, dyn.mean_sojourn_s, dyn.b, dyn.method) == (
-        sol.mean_wait_s, sol.mean_sojourn_s, math.inf, "exact")
-    assert fixed.mean_sojourn_s == float(lb.fixed_batch_sojourn(0.05, 4, UNIFORM, K))
-    assert dict(fixed) == {"mean_wait_s": float(lb.fixed_batch_wait(0.05, 4, UNIFORM, K)),
-                           "mean_sojourn_s": fixed.mean_sojourn_s, "b": 4, "method": "exact"}
-    assert fixed["mean_sojourn_s"] == fixed.mean_sojourn_s and len(fixed) == 4
-    for old, new in (("mean_wait", "mean_wait_s"), ("mean_sojourn", "mean_sojourn_s")):
-        for v in out.values():
-            with pytest.warns(DeprecationWarning, match=rf"StrategyLatency\['{old}'\] is "
-                              rf"deprecated; use \['{new}'\]"):
-                assert v[old] == v[new] or math.isnan(v[new])
-            with pytest.warns(DeprecationWarning, match=rf"\.{new}"):
-                assert getattr(v, old) == v[new] or math.isnan(v[new])
-    with pytest.raises(KeyError):
-        fixed["lam"]
