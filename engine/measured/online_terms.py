@@ -176,6 +176,9 @@ def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
         if kept:
             terms = _knee_terms(knee, peak, excess, largest, breakdown)
             return dataclasses.replace(terms, identified=terms.identified + (check,))
+    if breakdown is not None:
+        return _breakdown_terms(alpha, tau0, r2, peak, excess, instances, breakdown, check)
+    theta = _front_end_ms(profile)
     identified = [
         f"Instance batch time τ[b] = {alpha:.4g}·b + {tau0:.4g} ms: the offline line up to "
         f"b = {peak}, where the offline throughput peaks (R² {r2:.4f})."
@@ -183,26 +186,18 @@ def identify_online_terms(profile: MeasuredBatchProfile, instances: int = 1,
            f" Past it the offline time per input grows by the serial transfer of the large "
            f"request ({excess:.3g} ms per input at b = {largest}), which online requests of "
            f"one input never pay: left out."),
+        f"Front-end time per request {theta:.3g} ms: the offline latency's slope over "
+        f"b ≤ {TRANSFER_BATCHES} (one more input sent).",
     ]
-    assumed = []
-    if breakdown is None:
-        theta = _front_end_ms(profile)
-        identified.append(f"Front-end time per request {theta:.3g} ms: the offline latency's "
-                          f"slope over b ≤ {TRANSFER_BATCHES} (one more input sent).")
-        gamma = None
-        if instances > 1:
-            assumed.append(
-                f"GPU share γ of an instance's batch time: not in the offline table (one "
-                f"instance never shares the GPU, and its latency shows no knee where the GPU "
-                f"saturates: {knee.reason}). Taken uniform on [0, 1]: the {instances} "
-                f"instances' capacity averaged over it, as if each batch took "
-                f"{sharing_factor(instances):.3g}× τ[b]. A concurrency-2 perf_analyzer run "
-                f"with its server-side breakdown measures it.")
-    else:
-        return _breakdown_terms(alpha, tau0, r2, peak, excess, instances, breakdown, check)
-    factor = sharing_factor(instances, gamma)
+    factor = sharing_factor(instances)
+    assumed = [] if instances <= 1 else [
+        f"GPU share γ of an instance's batch time: not in the offline table (one instance "
+        f"never shares the GPU, and its latency shows no knee where the GPU saturates: "
+        f"{knee.reason}). Taken uniform on [0, 1]: the {instances} instances' capacity "
+        f"averaged over it, as if each batch took {factor:.3g}× τ[b]. A concurrency-2 "
+        f"perf_analyzer run with its server-side breakdown measures it."]
     return OnlineTerms(alpha_ms=alpha, tau0_ms=tau0, r2=r2, saturation_batch=peak,
-                       excess_ms=excess, transfer_ms=theta, gpu_share=gamma,
+                       excess_ms=excess, transfer_ms=theta, gpu_share=None,
                        sharing_factor=factor, identified=tuple(identified),
                        assumed=tuple(assumed), knee_p_value=knee.p_value)
 
